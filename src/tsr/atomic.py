@@ -1,0 +1,78 @@
+"""Crash-safe file writes: write to a temporary sibling, fsync, then rename.
+
+A reader never sees a half-written file, so an interrupted run leaves either the old or the
+new version of every file it was writing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+from safetensors.torch import save_file
+
+
+def _atomic(path: Path, write: Callable[[Path], None]) -> None:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    tmp_path = Path(tmp)
+    try:
+        write(tmp_path)
+        with open(tmp_path, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp_path, path)
+    finally:
+        if tmp_path.exists():
+            tmp_path.unlink()
+
+
+def write_text(path: Path, text: str) -> None:
+    _atomic(path, lambda p: p.write_text(text, encoding="utf-8"))
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    _atomic(path, lambda p: p.write_bytes(data))
+
+
+def write_json(path: Path, obj: Any) -> None:
+    write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=True) + "\n")
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> None:
+    write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+
+
+def write_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict | None = None) -> None:
+    """Save tensors as safetensors (contiguous CPU copies; never pickle)."""
+    flat = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
+    _atomic(path, lambda p: save_file(flat, str(p), metadata=metadata))
+
+
+def replace_dir(src: Path, dst: Path) -> None:
+    """Move a fully written directory into place, replacing ``dst`` if present."""
+    dst = Path(dst)
+    old = dst.with_name(f".{dst.name}.old")
+    if old.exists():
+        shutil.rmtree(old)
+    if dst.exists():
+        os.replace(dst, old)
+    os.replace(src, dst)
+    if old.exists():
+        shutil.rmtree(old)
+
+
+def append_jsonl(path: Path, row: dict) -> None:
+    """Append one line to a log. Each line is written with a single write call."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        fh.flush()
+        os.fsync(fh.fileno())

@@ -1,0 +1,251 @@
+"""The run configuration: one strict, typed schema.
+
+A config is built from (1) the dataclass defaults below, which are the reference paper's
+hyperparameters (Appendix "Full-stream setup"), (2) an optional bundled preset named by the
+file's ``preset:`` key or given on the command line, (3) a YAML file and (4) ``key.sub=value``
+overrides, in that order. Unknown keys and bad values are errors naming the key's path. The
+``method`` section is checked against the chosen method's own parameter dataclass by
+:mod:`tsr.methods.registry`.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from .errors import ConfigError
+from .schema import build, require, to_plain
+
+PRESET_DIR = "presets"
+
+
+@dataclass
+class ModelConfig:
+    """Backbone: ``path`` is ``bundled`` (the package's tiny base), a local folder or a hub id."""
+
+    path: str = "bundled"
+    preset: str | None = None
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    device: str = "auto"
+    trust_remote_code: bool = False
+    chat_template: bool = False
+    threads: int = 0
+
+    def check(self, path: str) -> None:
+        require(bool(self.path), f"{path}.path", "must not be empty")
+        require(self.threads >= 0, f"{path}.threads", "must be >= 0 (0 keeps torch's default)")
+        require(self.device == "auto" or self.device.split(":")[0] in ("cpu", "cuda", "mps"),
+                f"{path}.device", f"{self.device!r} is not auto, cpu, cuda, cuda:N or mps")
+
+
+@dataclass
+class LoraConfig:
+    """One LoRA adapter on the attention projections (paper: r=16, alpha=32, q/k/v/o)."""
+
+    r: int = 16
+    alpha: float = 32.0
+    dropout: float = 0.0
+    targets: str | list[str] = "auto"
+
+    def check(self, path: str) -> None:
+        require(self.r >= 1, f"{path}.r", "must be >= 1")
+        require(self.alpha > 0, f"{path}.alpha", "must be > 0")
+        require(0.0 <= self.dropout < 1.0, f"{path}.dropout", "must be in [0, 1)")
+        if isinstance(self.targets, list):
+            require(len(self.targets) > 0, f"{path}.targets", "must list at least one module name")
+
+
+@dataclass
+class StreamConfig:
+    """Which tasks, in which order, and how much of each a run sees."""
+
+    source: str = "synth-trace"
+    root: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    order: str | list[str] = "canonical"
+    budget: int = 50
+    test_cap: int = 500
+    max_length: int = 384
+    replay_per_task: int = 100
+    replay_source: Literal["pool", "budget"] = "pool"
+
+    def check(self, path: str) -> None:
+        require(bool(self.source), f"{path}.source", "must not be empty")
+        require(self.budget >= 1, f"{path}.budget", "must be >= 1")
+        require(self.test_cap >= 1, f"{path}.test_cap", "must be >= 1")
+        require(self.max_length >= 2, f"{path}.max_length", "must be >= 2")
+        require(self.replay_per_task >= 0, f"{path}.replay_per_task", "must be >= 0")
+
+
+@dataclass
+class TrainConfig:
+    """Optimisation per task: a fresh AdamW for ``steps`` steps of ``batch_size`` examples.
+
+    ``teacher`` chooses how distillation targets are computed (see :mod:`tsr.teacher`):
+    ``cached`` reuses exact per-example teacher logits, ``batch`` recomputes them on every
+    batch as the reference code does; ``auto`` is ``cached`` on CPU and ``batch`` on GPUs,
+    where large vocabularies make per-example logits too big to keep.
+    """
+
+    steps: int = 500
+    lr: float = 1e-4
+    batch_size: int = 4
+    weight_decay: float = 0.01
+    teacher: Literal["auto", "cached", "batch"] = "auto"
+    teacher_cache_mb: float = 2048.0
+
+    def check(self, path: str) -> None:
+        require(self.steps >= 1, f"{path}.steps", "must be >= 1")
+        require(self.teacher_cache_mb >= 0, f"{path}.teacher_cache_mb", "must be >= 0")
+        require(self.lr > 0, f"{path}.lr", "must be > 0")
+        require(self.batch_size >= 1, f"{path}.batch_size", "must be >= 1")
+        require(self.weight_decay >= 0, f"{path}.weight_decay", "must be >= 0")
+
+
+@dataclass
+class EvalConfig:
+    """Evaluation after each task; ``all_tasks`` also scores unseen tasks and the zero-shot row."""
+
+    batch_size: int = 16
+    all_tasks: bool = False
+
+    def check(self, path: str) -> None:
+        require(self.batch_size >= 1, f"{path}.batch_size", "must be >= 1")
+
+
+@dataclass
+class RunConfig:
+    seed: int = 0
+    out_dir: str = "runs"
+    name: str | None = None
+    model: ModelConfig = field(default_factory=ModelConfig)
+    lora: LoraConfig = field(default_factory=LoraConfig)
+    stream: StreamConfig = field(default_factory=StreamConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    method: dict[str, Any] = field(default_factory=lambda: {"name": "tsr"})
+
+    def check(self, path: str) -> None:
+        require(self.seed >= 0, "seed", "must be >= 0")
+        require(isinstance(self.method.get("name"), str), "method.name", "must name a method")
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_plain(self)
+
+    def fingerprint(self) -> str:
+        """Hash of everything that can change results (not where or under what name it is saved)."""
+        data = self.to_dict()
+        data.pop("out_dir")
+        data.pop("name")
+        data["model"].pop("threads")
+        blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+def preset_names() -> list[str]:
+    folder = resources.files("tsr").joinpath(PRESET_DIR)
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def _read_yaml(text: str, where: str) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigError(f"{where}{line}: malformed YAML ({problem})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{where}: expected a mapping of config keys, found {type(data).__name__}")
+    return data
+
+
+def load_preset(name: str) -> dict[str, Any]:
+    names = preset_names()
+    if name not in names:
+        raise ConfigError(f"unknown preset {name!r} (valid: {', '.join(names)})")
+    text = resources.files("tsr").joinpath(PRESET_DIR, f"{name}.yaml").read_text(encoding="utf-8")
+    return _read_yaml(text, f"preset {name}")
+
+
+def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+    """Recursive merge; mappings merge key by key, everything else is replaced."""
+    out = copy.deepcopy(base)
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "options":
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def parse_override(text: str) -> dict[str, Any]:
+    """``a.b.c=value`` as a nested mapping; the value is parsed as YAML (``[a, b]``, ``true``)."""
+    if "=" not in text:
+        raise ConfigError(f"override {text!r} is not of the form key.sub=value")
+    key, raw = text.split("=", 1)
+    parts = key.strip().split(".")
+    if not all(parts):
+        raise ConfigError(f"override {text!r} has an empty key part")
+    try:
+        value = yaml.safe_load(raw) if raw.strip() else ""
+    except yaml.YAMLError:
+        value = raw
+    if parts[0] == "method" and len(parts) == 2 and parts[1] == "name":
+        return {"method": {"name": value, "__reset__": True}}
+    nested: dict[str, Any] = value
+    for part in reversed(parts):
+        nested = {part: nested}
+    return nested
+
+
+def resolve_layers(config: str | Path | None, overrides: list[str]) -> dict[str, Any]:
+    """The merged plain config from a preset or file plus overrides (not yet type-checked).
+
+    ``config`` is a path to a YAML file or the name of a bundled preset; ``None`` means the
+    ``default`` preset. A file may start from a preset with a top-level ``preset:`` key.
+    """
+    if config is None:
+        data = load_preset("default")
+    elif Path(str(config)).suffix in (".yaml", ".yml") or Path(str(config)).exists():
+        path = Path(str(config))
+        if not path.is_file():
+            raise ConfigError(f"{path}: config file not found")
+        data = _read_yaml(path.read_text(encoding="utf-8"), str(path))
+        preset = data.pop("preset", None)
+        if preset is not None:
+            data = merge(load_preset(str(preset)), data)
+    else:
+        data = load_preset(str(config))
+    for text in overrides:
+        update = parse_override(text)
+        method = update.get("method", {})
+        if method.pop("__reset__", False):
+            # Choosing another method drops the previous method's parameters.
+            data["method"] = {"name": method["name"]}
+            continue
+        data = merge(data, update)
+    return data
+
+
+def load_config(config: str | Path | None = None, overrides: list[str] | None = None) -> RunConfig:
+    """A checked :class:`RunConfig` (method parameters are checked later by the registry)."""
+    return build(RunConfig, resolve_layers(config, list(overrides or [])))
+
+
+def with_method(cfg: RunConfig, method: dict[str, Any]) -> RunConfig:
+    return dataclasses.replace(cfg, method=dict(method))
+
+
+def dump_yaml(cfg: RunConfig) -> str:
+    return yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True)

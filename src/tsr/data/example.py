@@ -1,0 +1,104 @@
+"""The data model: an example, a task, a stream of tasks."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Iterator, Mapping, Sequence
+
+from ..errors import DataError
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    """One supervised example: the model reads ``prompt`` and must produce ``answer``."""
+
+    prompt: str
+    answer: str
+
+
+class TaskKind(str, Enum):
+    """Classification tasks are scored by exact match; generation tasks by answer loss."""
+
+    CLASSIFICATION = "classification"
+    GENERATION = "generation"
+
+    @classmethod
+    def parse(cls, value: object, where: str) -> "TaskKind":
+        try:
+            return cls(str(value))
+        except ValueError:
+            valid = ", ".join(k.value for k in cls)
+            raise DataError(f"{where}: unknown task kind {value!r} (valid: {valid})") from None
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task: its training pool, its test set, and whether answers are labels or text.
+
+    ``pool`` holds every training example the task offers; a run trains on a budget of N of
+    them drawn by seed. ``labels`` optionally lists the valid answers of a classification
+    task. ``meta`` records provenance (source files, benchmark, template) for run logs.
+    """
+
+    name: str
+    kind: TaskKind
+    pool: tuple[Example, ...]
+    test: tuple[Example, ...]
+    labels: tuple[str, ...] | None = None
+    meta: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.name or not isinstance(self.name, str):
+            raise DataError(f"task name must be a non-empty string, got {self.name!r}")
+        where = self.meta.get("source", self.name) if self.meta else self.name
+        if not self.pool:
+            raise DataError(f"{where}: task {self.name!r} has an empty training pool")
+        if not self.test:
+            raise DataError(f"{where}: task {self.name!r} has an empty test set")
+        object.__setattr__(self, "pool", tuple(self.pool))
+        object.__setattr__(self, "test", tuple(self.test))
+
+    @property
+    def is_classification(self) -> bool:
+        return self.kind is TaskKind.CLASSIFICATION
+
+
+@dataclass(frozen=True)
+class Stream:
+    """An ordered sequence of tasks with distinct names."""
+
+    name: str
+    tasks: tuple[Task, ...]
+
+    def __post_init__(self) -> None:
+        if not self.tasks:
+            raise DataError(f"stream {self.name!r} has no tasks")
+        names = [t.name for t in self.tasks]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise DataError(f"stream {self.name!r}: duplicate task names {dupes}")
+        object.__setattr__(self, "tasks", tuple(self.tasks))
+
+    def __len__(self) -> int:
+        return len(self.tasks)
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self.tasks)
+
+    def __getitem__(self, index: int) -> Task:
+        return self.tasks[index]
+
+    @property
+    def names(self) -> list[str]:
+        return [t.name for t in self.tasks]
+
+    def task(self, name: str) -> Task:
+        for t in self.tasks:
+            if t.name == name:
+                return t
+        raise DataError(f"stream {self.name!r} has no task {name!r} (tasks: {', '.join(self.names)})")
+
+    def subset(self, names: Sequence[str]) -> "Stream":
+        """The stream restricted to (and ordered as) ``names``."""
+        return Stream(self.name, tuple(self.task(n) for n in names))

@@ -1,0 +1,85 @@
+"""Reading JSON and JSON Lines record files with errors that name the file and line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..errors import DataError
+from .example import Example
+
+
+def require_file(path: Path, what: str = "file") -> Path:
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"{path}: {what} not found")
+    return path
+
+
+def read_json(path: Path) -> Any:
+    """Parse a whole JSON file; a syntax error names the file, line and column."""
+    path = require_file(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as err:
+        raise DataError(f"{path}:{err.lineno}:{err.colno}: malformed JSON ({err.msg})") from None
+
+
+def read_json_array(path: Path) -> list[Any]:
+    data = read_json(path)
+    if not isinstance(data, list):
+        raise DataError(f"{path}: expected a JSON array of records, found {type(data).__name__}")
+    return data
+
+
+def read_jsonl(path: Path) -> list[tuple[int, Any]]:
+    """Parse a JSON Lines file into ``(line_number, record)`` pairs; blank lines are skipped."""
+    path = require_file(path)
+    rows: list[tuple[int, Any]] = []
+    with open(path, encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                rows.append((lineno, json.loads(line)))
+            except json.JSONDecodeError as err:
+                raise DataError(f"{path}:{lineno}: malformed JSON line ({err.msg})") from None
+    return rows
+
+
+def record_to_example(record: Any, where: str) -> Example:
+    """A ``{"prompt": str, "answer": str}`` record as an :class:`Example`."""
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: expected an object with 'prompt' and 'answer', found {type(record).__name__}")
+    for key in ("prompt", "answer"):
+        if key not in record:
+            raise DataError(f"{where}: record is missing '{key}'")
+        if not isinstance(record[key], str):
+            raise DataError(f"{where}: '{key}' must be a string, found {type(record[key]).__name__}")
+    if not record["answer"]:
+        raise DataError(f"{where}: 'answer' is empty")
+    return Example(record["prompt"], record["answer"])
+
+
+def examples_from_array(path: Path) -> list[Example]:
+    """Examples from a JSON array of prompt/answer records (TRACE layout)."""
+    path = Path(path)
+    return [record_to_example(r, f"{path}: record {i}") for i, r in enumerate(read_json_array(path))]
+
+
+def examples_from_jsonl(path: Path) -> list[Example]:
+    """Examples from a JSON Lines file of prompt/answer records."""
+    path = Path(path)
+    return [record_to_example(r, f"{path}:{line}") for line, r in read_jsonl(path)]
+
+
+def nonempty(examples: Iterable[Example], path: Path, what: str) -> list[Example]:
+    out = list(examples)
+    if not out:
+        raise DataError(f"{path}: {what} holds no examples")
+    return out

@@ -1,0 +1,55 @@
+"""Where a stream comes from: a stream YAML file or a named benchmark.
+
+``stream.source`` in the run config is either a path to a stream file (see
+:mod:`tsr.data.stream_spec`) or the name of a benchmark below. Benchmarks read from disk
+take ``stream.root``; every benchmark checks its own ``stream.options``. The table maps
+names to import paths, so nothing is imported until a stream is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
+
+from ..errors import ConfigError
+from .example import Stream
+from .orders import apply_order
+from .stream_spec import load_stream_file
+
+# name -> "module:function"; the function is build(root: Path | None, options: dict) -> Stream
+BENCHMARKS: Mapping[str, str] = MappingProxyType({})
+
+
+def benchmark_names() -> list[str]:
+    return sorted(BENCHMARKS)
+
+
+def _builder(name: str) -> Callable[[Path | None, dict[str, Any]], Stream]:
+    module, func = BENCHMARKS[name].split(":")
+    return getattr(importlib.import_module(module), func)
+
+
+def is_stream_file(source: str) -> bool:
+    return source.endswith((".yaml", ".yml")) or Path(source).is_file()
+
+
+def load_stream(source: str, root: str | None = None, options: dict[str, Any] | None = None,
+                order: str | list[str] = "canonical", seed: int = 0) -> Stream:
+    """The stream named by ``source``, in the requested order."""
+    options = dict(options or {})
+    if is_stream_file(source):
+        if options:
+            raise ConfigError("config key 'stream.options': a stream file takes no options "
+                              f"(got {', '.join(options)})")
+        stream, file_order = load_stream_file(Path(source).expanduser())
+        if order == "canonical" and file_order is not None:
+            order = file_order
+    elif source in BENCHMARKS:
+        stream = _builder(source)(Path(root).expanduser() if root else None, options)
+    else:
+        valid = ", ".join(benchmark_names()) or "none registered"
+        raise ConfigError(f"config key 'stream.source': {source!r} is neither a stream file nor a "
+                          f"known benchmark (benchmarks: {valid})")
+    return apply_order(stream, order, seed)

@@ -1,0 +1,96 @@
+"""Terminal output: live progress while training, and readable tables of results."""
+
+from __future__ import annotations
+
+import math
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from .engine import Plan
+from .results import Results, fmt
+
+
+def _pairs(mapping: dict[str, float], digits: int = 2) -> str:
+    ranked = sorted(mapping.items(), key=lambda kv: -kv[1])
+    return " · ".join(f"{name} {value:.{digits}f}" for name, value in ranked)
+
+
+class ConsoleReporter:
+    """A progress bar per task (step, loss, ETA) and one line per finished task."""
+
+    def __init__(self, console: Console | None = None):
+        self.console = console or Console(stderr=True)
+        self.progress: Progress | None = None
+        self.bar = None
+        self._last_print = 0.0
+
+    def task_start(self, t: int, plan: Plan, info: dict) -> None:
+        k, task = len(plan.stream), plan.stream[t]
+        self.console.print(f"[bold]task {t + 1}/{k}[/] {task.name} ({task.kind.value})")
+        if info.get("weights"):
+            self.console.print(f"  routing: {_pairs(info['weights'])}   top source: [cyan]{info['top']}[/]")
+        self.progress = Progress(TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("loss {task.fields[loss]}"), TimeRemainingColumn(),
+                                 console=self.console, transient=True, disable=not self.console.is_terminal)
+        self.progress.start()
+        self.bar = self.progress.add_task(task.name, total=plan.cfg.train.steps, loss="-")
+
+    def step(self, t: int, step: int, steps: int, terms: dict[str, float]) -> None:
+        if self.progress is None:
+            return
+        self.progress.update(self.bar, completed=step, loss=f"{terms['loss']:.3f}")
+        if not self.console.is_terminal and (time.time() - self._last_print > 30 or step == steps):
+            self._last_print = time.time()
+            self.console.print(f"  step {step}/{steps} loss {terms['loss']:.3f}")
+
+    def task_end(self, t: int, plan: Plan, results: Results, seconds: float) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+        row_acc, row_loss = results.acc[-1], results.loss[-1]
+        parts = []
+        for i, task in enumerate(plan.stream):
+            if row_acc[i] is None:
+                continue
+            value = f"{row_acc[i]:.2f}" if task.is_classification else f"loss {row_loss[i]:.2f}"
+            parts.append(f"{task.name} {value}")
+        self.console.print(f"  done in {seconds:.0f}s · " + " · ".join(parts))
+
+
+def results_table(results: Results, title: str | None = None) -> Table:
+    """The results matrix: one row per 'after task', accuracy for classification tasks and
+    answer loss for generation tasks (marked with L)."""
+    table = Table(title=title, show_lines=False)
+    table.add_column("after \\ on", style="bold")
+    for name, kind in zip(results.tasks, results.kinds):
+        table.add_column(name + (" (L)" if kind == "generation" else ""), justify="right")
+    rows = []
+    if results.zero_shot is not None:
+        rows.append(("zero-shot", results.zero_shot["acc"], results.zero_shot["loss"]))
+    rows += [(results.tasks[i], results.acc[i], results.loss[i]) for i in range(results.completed)]
+    for label, acc, loss in rows:
+        cells = [fmt(loss[j] if kind == "generation" else acc[j]) for j, kind in enumerate(results.kinds)]
+        table.add_row(label, *cells)
+    return table
+
+
+def metrics_table(results: Results) -> Table:
+    m = results.metrics()
+    table = Table(title="stream metrics")
+    for col in ("", "Overall", "Plas", "BWT"):
+        table.add_column(col, justify="right")
+    table.add_row("accuracy (classification)", fmt(m.get("overall")), fmt(m.get("plas")),
+                  _signed(m.get("bwt")))
+    if not all(math.isnan(m.get(k, math.nan)) for k in ("overall_loss", "plas_loss")):
+        table.add_row("loss (generation, lower is better)", fmt(m.get("overall_loss")),
+                      fmt(m.get("plas_loss")), _signed(m.get("bwt_loss")))
+    return table
+
+
+def _signed(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "-"
+    return f"{value:+.3f}"

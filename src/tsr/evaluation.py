@@ -1,0 +1,79 @@
+"""Scoring a task's test set: teacher-forced exact match and answer loss.
+
+Exact match is computed in one teacher-forced forward pass: an example is correct when every
+answer token and the EOS is the argmax of the model's prediction at its position. Given the
+gold prefix, that is exactly the condition for greedy decoding to reproduce the answer and
+stop, which :func:`greedy_decode` lets the tests confirm. The loss is the mean next-token
+cross-entropy over all answer tokens of the test set (token-weighted).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+
+from .data.collate import Encoded, fit
+from .losses import token_nll
+from .model.learner import Learner
+
+
+@dataclass(frozen=True)
+class Score:
+    acc: float
+    loss: float
+    n: int
+
+    def to_dict(self) -> dict[str, float]:
+        return {"acc": self.acc, "loss": self.loss, "n": self.n}
+
+
+def _length_sorted(encoded: Sequence[Encoded]) -> list[int]:
+    return sorted(range(len(encoded)), key=lambda i: len(encoded[i].prompt_ids) + len(encoded[i].answer_ids))
+
+
+@torch.no_grad()
+def example_correct(learner: Learner, encoded: Sequence[Encoded], batch_size: int = 16) -> tuple[list[bool], list[float], list[int]]:
+    """Per example: teacher-forced exact match, summed answer NLL, number of answer tokens."""
+    correct = [False] * len(encoded)
+    nll_sum = [0.0] * len(encoded)
+    count = [0] * len(encoded)
+    order = _length_sorted(encoded)
+    for start in range(0, len(order), batch_size):
+        idx = order[start: start + batch_size]
+        batch = learner.encoder.collate([encoded[i] for i in idx])
+        logits = learner.logits(batch)
+        labels = batch.labels.to(logits.device)
+        nll, mask = token_nll(logits, labels)
+        hit = (logits[:, :-1, :].argmax(-1) == labels[:, 1:]) | ~mask
+        for row, i in enumerate(idx):
+            correct[i] = bool(hit[row].all()) and bool(mask[row].any())
+            nll_sum[i] = float(nll[row].sum())
+            count[i] = int(mask[row].sum())
+    return correct, nll_sum, count
+
+
+def evaluate(learner: Learner, encoded: Sequence[Encoded], batch_size: int = 16) -> Score:
+    """Exact match and token-weighted answer loss of a test set."""
+    correct, nll_sum, count = example_correct(learner, encoded, batch_size)
+    tokens = max(sum(count), 1)
+    return Score(sum(correct) / max(len(encoded), 1), sum(nll_sum) / tokens, len(encoded))
+
+
+@torch.no_grad()
+def greedy_decode(learner: Learner, enc: Encoded, max_new_tokens: int | None = None) -> list[int]:
+    """Greedy continuation of an example's (possibly left-cut) prompt, up to and including EOS."""
+    ids, labels = fit(enc, learner.encoder.max_length)
+    prompt = ids[: len(ids) - len(enc.answer_ids)]
+    limit = max_new_tokens if max_new_tokens is not None else len(enc.answer_ids) + 4
+    tokens = torch.tensor([prompt], dtype=torch.long, device=learner.device)
+    out: list[int] = []
+    for _ in range(limit):
+        logits = learner.model(input_ids=tokens, use_cache=False).logits[0, -1]
+        nxt = int(logits.argmax())
+        out.append(nxt)
+        if nxt == learner.encoder.eos_id:
+            break
+        tokens = torch.cat([tokens, torch.tensor([[nxt]], device=learner.device)], dim=1)
+    return out

@@ -1,0 +1,59 @@
+"""Loss terms shared by methods and analysis: masked cross-entropy and distillation."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+
+from .data.collate import IGNORE
+
+KDMask = Literal["attended", "answer"]
+
+
+def token_nll(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Per-token negative log-likelihood of the next token, and the mask of scored tokens.
+
+    Position i predicts token i+1; only supervised tokens (label != -100) are scored.
+    Returns tensors of shape (batch, length - 1).
+    """
+    pred = logits[:, :-1, :]
+    target = labels[:, 1:]
+    mask = target != IGNORE
+    nll = F.cross_entropy(pred.reshape(-1, pred.shape[-1]), target.clamp(min=0).reshape(-1),
+                          reduction="none").view(target.shape)
+    return nll * mask, mask
+
+
+def masked_ce(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Mean next-token cross-entropy over the supervised (answer + EOS) tokens of a batch."""
+    nll, mask = token_nll(logits, labels)
+    return nll.sum() / mask.sum().clamp(min=1)
+
+
+def kd_mask(kind: KDMask, attention_mask: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Positions whose predictive distributions are distilled.
+
+    ``attended``: every attended position (the reference implementation's choice);
+    ``answer``: the positions that predict a supervised token.
+    """
+    if kind == "attended":
+        return attention_mask.bool()
+    mask = torch.zeros_like(labels, dtype=torch.bool)
+    mask[:, :-1] = labels[:, 1:] != IGNORE
+    return mask
+
+
+def kd_kl(student_logits: torch.Tensor, teacher_logits: torch.Tensor, mask: torch.Tensor,
+          temperature: float = 2.0) -> torch.Tensor:
+    """KL(teacher || student) of token distributions at ``temperature``, scaled by T^2.
+
+    Averaged over the positions in ``mask``; the teacher is treated as a constant.
+    """
+    t = float(temperature)
+    log_s = F.log_softmax(student_logits / t, dim=-1)
+    log_t = F.log_softmax(teacher_logits.detach() / t, dim=-1)
+    kl = (log_t.exp() * (log_t - log_s)).sum(-1)
+    weights = mask.to(kl.dtype)
+    return (kl * weights).sum() / weights.sum().clamp(min=1.0) * (t * t)

@@ -1,0 +1,107 @@
+"""The task memory: one record per finished task, written once and never updated.
+
+A record holds the task's signature (if its method computed one), its replay data and the
+adapter snapshot taken when the task ended. On disk a record is a folder of plain files:
+``record.json``, ``replay.jsonl``, ``snapshot.safetensors`` and ``signature.safetensors``.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import torch
+from safetensors.torch import load_file
+
+from .atomic import replace_dir, write_json, write_jsonl, write_tensors
+from .data.example import Example
+from .errors import RunError
+from .model.adapter import State
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    index: int
+    name: str
+    kind: str
+    signature: torch.Tensor | None
+    replay: tuple[Example, ...]
+    snapshot: State
+
+
+class TaskMemory:
+    """Append-only list of :class:`TaskRecord`, indexed by task position in the stream."""
+
+    def __init__(self) -> None:
+        self._records: list[TaskRecord] = []
+
+    def add(self, record: TaskRecord) -> None:
+        if record.index != len(self._records):
+            raise ValueError(f"record for task {record.index} added after {len(self._records)} records")
+        self._records.append(record)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __getitem__(self, index: int) -> TaskRecord:
+        return self._records[index]
+
+    def __iter__(self) -> Iterator[TaskRecord]:
+        return iter(self._records)
+
+    @property
+    def signatures(self) -> list[torch.Tensor | None]:
+        return [r.signature for r in self._records]
+
+
+def record_dir(root: Path, index: int, name: str) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    return Path(root) / f"{index:02d}-{safe}"
+
+
+def save_record(root: Path, record: TaskRecord) -> Path:
+    """Write a record folder atomically (a crash leaves no half-written record)."""
+    final = record_dir(root, record.index, record.name)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    try:
+        write_json(tmp / "record.json", {"index": record.index, "name": record.name, "kind": record.kind,
+                                         "replay_examples": len(record.replay),
+                                         "has_signature": record.signature is not None})
+        write_jsonl(tmp / "replay.jsonl", [{"prompt": e.prompt, "answer": e.answer} for e in record.replay])
+        write_tensors(tmp / "snapshot.safetensors", record.snapshot)
+        if record.signature is not None:
+            write_tensors(tmp / "signature.safetensors", {"signature": record.signature})
+        replace_dir(tmp, final)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    return final
+
+
+def load_record(folder: Path, device: torch.device | str = "cpu") -> TaskRecord:
+    try:
+        meta = json.loads((folder / "record.json").read_text(encoding="utf-8"))
+        replay = tuple(Example(**json.loads(line)) for line in
+                       (folder / "replay.jsonl").read_text(encoding="utf-8").splitlines() if line.strip())
+        snapshot = {k: v.to(device) for k, v in load_file(str(folder / "snapshot.safetensors")).items()}
+        sig_file = folder / "signature.safetensors"
+        signature = load_file(str(sig_file))["signature"] if sig_file.is_file() else None
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise RunError(f"{folder}: corrupt task-memory record ({err})") from None
+    return TaskRecord(int(meta["index"]), str(meta["name"]), str(meta["kind"]), signature, replay, snapshot)
+
+
+def load_memory(root: Path, names: list[str], device: torch.device | str = "cpu") -> TaskMemory:
+    """The records of the first ``len(names)`` tasks, checked against their names."""
+    memory = TaskMemory()
+    for index, name in enumerate(names):
+        folder = record_dir(root, index, name)
+        if not folder.is_dir():
+            raise RunError(f"{folder}: task-memory record missing; the run directory is incomplete")
+        memory.add(load_record(folder, device))
+    return memory

@@ -1,0 +1,74 @@
+"""The method contract.
+
+A method decides what each step trains on (:meth:`Method.draw`: the current task or a past
+task's replay data) and what the step's loss is (:meth:`Method.loss`: cross-entropy plus
+whatever the method adds). It may act at task boundaries (:meth:`begin_task`,
+:meth:`end_task`) and, where its paper needs it, on gradients after the backward pass
+(:meth:`after_backward`). It never owns the optimiser or the loop. State that must survive
+a restart goes through :meth:`state_dict` / :meth:`load_state_dict` (tensors plus JSON).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from ..losses import masked_ce
+from .context import TARGET, Draw, TaskContext
+
+
+@dataclass
+class NoParams:
+    """A method without hyperparameters."""
+
+
+@dataclass
+class MethodState:
+    tensors: dict[str, torch.Tensor] = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+class Method:
+    name: ClassVar[str] = ""
+    Params: ClassVar[type] = NoParams
+
+    def __init__(self, params: Any):
+        self.params = params
+
+    # -- run and task boundaries -------------------------------------------------------
+    def setup(self, learner) -> None:
+        """Called once after the learner is built (and before a resumed state is loaded)."""
+
+    def begin_task(self, ctx: TaskContext) -> dict[str, Any]:
+        """Prepare for task ``ctx.index``; returns facts worth logging (e.g. routing)."""
+        return {}
+
+    def end_task(self, ctx: TaskContext) -> None:
+        """Called after the last step of the task, before its record is written."""
+
+    def signature(self) -> torch.Tensor | None:
+        """The current task's signature, if the method computed one (stored in its record)."""
+        return None
+
+    # -- steps --------------------------------------------------------------------------
+    def draw(self, ctx: TaskContext, rng: np.random.Generator) -> Draw:
+        """Where the next batch comes from."""
+        return TARGET
+
+    def loss(self, ctx: TaskContext, batch, draw: Draw) -> dict[str, torch.Tensor]:
+        """Named loss terms of one step; the engine back-propagates their sum."""
+        logits = ctx.learner.logits(batch)
+        return {"ce": masked_ce(logits, batch.labels.to(logits.device))}
+
+    def after_backward(self, ctx: TaskContext, batch, draw: Draw) -> None:
+        """Optionally edit gradients before the optimiser step."""
+
+    # -- persistence ----------------------------------------------------------------------
+    def state_dict(self) -> MethodState:
+        return MethodState()
+
+    def load_state_dict(self, learner, state: MethodState) -> None:
+        """Restore what :meth:`state_dict` returned (the learner is already set up)."""

@@ -1,0 +1,45 @@
+"""Stream metrics as pure functions of the results matrix ``A[after][on]``.
+
+Overall, Plasticity and BWT follow the reference paper's Eqs. 2-4, restricted to the tasks
+given (classification tasks for accuracy; generation tasks for loss, where lower is
+better, so a positive loss-BWT means forgetting).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+Matrix = Sequence[Sequence[float | None]]
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else math.nan
+
+
+def overall(matrix: Matrix, tasks: Sequence[int]) -> float:
+    """Mean score on ``tasks`` after the last task: (1/K) sum_i A[K, i]."""
+    last = len(matrix) - 1
+    return _mean([matrix[last][i] for i in tasks])
+
+
+def plasticity(matrix: Matrix, tasks: Sequence[int]) -> float:
+    """Mean score on each task right after learning it: (1/K) sum_i A[i, i]."""
+    return _mean([matrix[i][i] for i in tasks])
+
+
+def bwt(matrix: Matrix, tasks: Sequence[int]) -> float:
+    """Backward transfer: mean of A[K, i] - A[i, i] over ``tasks`` before the last one."""
+    last = len(matrix) - 1
+    return _mean([matrix[last][i] - matrix[i][i] for i in tasks if i < last])
+
+
+def stream_metrics(acc: Matrix, loss: Matrix, kinds: Sequence[str]) -> dict[str, float]:
+    """Overall/Plas/BWT on accuracy over classification tasks, and on loss over generation tasks."""
+    cls = [i for i, k in enumerate(kinds) if k == "classification"]
+    gen = [i for i, k in enumerate(kinds) if k == "generation"]
+    return {
+        "overall": overall(acc, cls), "plas": plasticity(acc, cls), "bwt": bwt(acc, cls),
+        "overall_loss": overall(loss, gen), "plas_loss": plasticity(loss, gen),
+        "bwt_loss": bwt(loss, gen),
+    }

@@ -1,0 +1,116 @@
+"""Loading a causal LM backbone and its tokenizer: the bundled base, a folder or a hub id.
+
+Every backbone goes through the same path: ``AutoModelForCausalLM`` / ``AutoTokenizer``,
+bf16 on CUDA (fp32 where bf16 is unsupported), fp32 on CPU and MPS, ``trust_remote_code``
+off unless asked, every base weight frozen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import torch
+
+from ..config import ModelConfig
+from ..errors import ModelError
+
+BUNDLED = "bundled"
+REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+
+
+@dataclass
+class Backbone:
+    model: torch.nn.Module
+    tokenizer: object
+    device: torch.device
+    dtype: torch.dtype
+    source: str
+
+
+def bundled_path() -> Path:
+    return Path(str(resources.files("tsr").joinpath("assets", "base")))
+
+
+def pick_device(name: str) -> torch.device:
+    if name == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        return torch.device("cpu")
+    device = torch.device(name)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ModelError(f"config key 'model.device': {name!r} asked for, but CUDA is not available "
+                         "(is a CUDA build of torch installed?)")
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        raise ModelError(f"config key 'model.device': {name!r} asked for, but MPS is not available")
+    return device
+
+
+def pick_dtype(name: str, device: torch.device) -> torch.dtype:
+    if name == "auto":
+        if device.type == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float32
+        return torch.float32
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
+def resolve_source(cfg: ModelConfig) -> tuple[str, bool]:
+    """(path or hub id, is_local) for the configured backbone."""
+    if cfg.path == BUNDLED:
+        folder = bundled_path()
+        missing = [f for f in REQUIRED_FILES if not (folder / f).is_file()]
+        if missing:
+            raise ModelError(f"bundled base model is incomplete: {folder / missing[0]} is missing; "
+                             "reinstall tsr or rebuild it with `tsr pretrain-base`")
+        return str(folder), True
+    path = Path(cfg.path).expanduser()
+    if path.exists():
+        if not (path / "config.json").is_file():
+            raise ModelError(f"{path}: not a model folder (no config.json)")
+        return str(path), True
+    if cfg.path.startswith((".", "/", "~")) or cfg.path.count("/") != 1:
+        raise ModelError(f"config key 'model.path': {cfg.path!r} is neither an existing folder nor a "
+                         "hub id of the form owner/name")
+    return cfg.path, False
+
+
+def load_backbone(cfg: ModelConfig) -> Backbone:
+    """Model and tokenizer, frozen, on the chosen device and dtype."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    source, local = resolve_source(cfg)
+    device = pick_device(cfg.device)
+    dtype = pick_dtype(cfg.dtype, device)
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=cfg.trust_remote_code,
+                                                  local_files_only=local)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype,
+                                                     trust_remote_code=cfg.trust_remote_code,
+                                                     local_files_only=local)
+    except (OSError, ValueError, EnvironmentError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        if local:
+            raise ModelError(f"{source}: cannot load model or tokenizer ({first})") from None
+        raise ModelError(f"cannot load {source!r} from the Hugging Face hub ({first}); with no "
+                         f"network, download it elsewhere (`hf download {source}`) and set "
+                         "model.path to that folder") from None
+    finally:
+        hf_logging.set_verbosity(verbosity)
+        hf_logging.enable_progress_bar()
+    if tokenizer.eos_token_id is None:
+        raise ModelError(f"{source}: the tokenizer defines no EOS token")
+    if tokenizer.pad_token_id is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    for param in model.parameters():
+        param.requires_grad_(False)
+    model.config.use_cache = False
+    model.to(device)
+    model.eval()
+    return Backbone(model, tokenizer, device, dtype, source)

@@ -1,0 +1,63 @@
+"""The learner: a frozen backbone, its adapter, its tokenizer, and forward passes.
+
+Methods and the engine never touch the model directly; they ask the learner for logits of a
+batch (with gradients), teacher logits of a batch under some adapter state (without), and
+the adapter's state operations.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from ..config import RunConfig
+from ..data.collate import Batch, Encoder
+from .adapter import Adapter, State, attach_lora, frozen_parameter_names
+from .backbone import Backbone, load_backbone
+
+
+@dataclass
+class Learner:
+    backbone: Backbone
+    model: torch.nn.Module
+    adapter: Adapter
+    encoder: Encoder
+    init_state: State
+
+    @property
+    def device(self) -> torch.device:
+        return self.backbone.device
+
+    @property
+    def tokenizer(self):
+        return self.backbone.tokenizer
+
+    def logits(self, batch: Batch) -> torch.Tensor:
+        """Float32 logits of ``batch`` with the adapter as it is (gradients flow)."""
+        batch = batch.to(self.device)
+        out = self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
+        return out.logits.float()
+
+    @torch.no_grad()
+    def logits_under(self, state: State, batch: Batch) -> torch.Tensor:
+        """Logits of ``batch`` with the adapter temporarily set to ``state`` (no gradients).
+
+        The trainable values, their ``.grad`` and the optimiser are left as they were.
+        """
+        with self.adapter.swapped(state):
+            return self.logits(batch)
+
+    def train_mode(self, training: bool) -> None:
+        """Dropout only matters when lora.dropout > 0; everything else is deterministic."""
+        self.model.train(training)
+
+
+def build_learner(cfg: RunConfig) -> Learner:
+    """Load the backbone, attach the adapter at the shared initialisation of ``cfg.seed``."""
+    backbone = load_backbone(cfg.model)
+    model = attach_lora(backbone.model, cfg.lora, cfg.seed)
+    model.eval()
+    adapter = Adapter(model, frozen_parameter_names(model))
+    encoder = Encoder(backbone.tokenizer, cfg.stream.max_length, cfg.model.chat_template)
+    return Learner(backbone, model, adapter, encoder, adapter.state())

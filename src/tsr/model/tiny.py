@@ -1,0 +1,79 @@
+"""Small models and tokenizers built from configs, for tests, benchmarks and the bundled base.
+
+Nothing here downloads anything: a byte-level BPE tokenizer is trained in-process on the
+text given (so any UTF-8 text, Chinese or German included, still encodes, byte by byte),
+and models are randomly initialised from a Hugging Face config of the requested
+architecture. Saved with :func:`save_pretrained`, they load through the same code path as
+real checkpoints.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+import torch
+
+ARCHITECTURES = ("qwen2", "llama", "gemma3")
+EOS = "<|endoftext|>"
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int = 512, min_frequency: int = 2):
+    """A byte-level BPE ``PreTrainedTokenizerFast`` trained on ``texts`` (EOS = pad = <|endoftext|>)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
+                                  special_tokens=[EOS], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+                                  show_progress=False)
+    tok.train_from_iterator(texts, trainer)
+    return PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=EOS, pad_token=EOS, bos_token=None,
+                                   model_max_length=4096, clean_up_tokenization_spaces=False)
+
+
+def tiny_config(arch: str, vocab_size: int, hidden: int = 64, layers: int = 2, heads: int = 4,
+                kv_heads: int = 2, intermediate: int | None = None, eos_id: int = 0, max_positions: int = 1024):
+    """A Hugging Face config of architecture ``arch`` at toy scale."""
+    from transformers import Gemma3TextConfig, LlamaConfig, Qwen2Config
+
+    common = dict(vocab_size=vocab_size, hidden_size=hidden, intermediate_size=intermediate or 2 * hidden,
+                  num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
+                  max_position_embeddings=max_positions, eos_token_id=eos_id, pad_token_id=eos_id,
+                  bos_token_id=eos_id, tie_word_embeddings=True)
+    if arch == "qwen2":
+        return Qwen2Config(**common)
+    if arch == "llama":
+        return LlamaConfig(**common)
+    if arch == "gemma3":
+        return Gemma3TextConfig(**common, head_dim=hidden // heads, sliding_window=max_positions,
+                                query_pre_attn_scalar=hidden // heads)
+    raise ValueError(f"unknown architecture {arch!r} (valid: {', '.join(ARCHITECTURES)})")
+
+
+def tiny_model(config, seed: int = 0) -> torch.nn.Module:
+    """A randomly initialised causal LM for ``config`` (initialised under a fixed seed)."""
+    from transformers import AutoModelForCausalLM
+
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        model = AutoModelForCausalLM.from_config(config)
+    return model
+
+
+def save_pretrained(folder: Path, model: torch.nn.Module, tokenizer) -> Path:
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def build_tiny(folder: Path, arch: str, texts: Iterable[str], vocab_size: int = 512, seed: int = 0,
+               **sizes) -> Path:
+    """Train a tokenizer on ``texts``, build a random model of ``arch``, save both to ``folder``."""
+    tokenizer = train_tokenizer(texts, vocab_size)
+    config = tiny_config(arch, len(tokenizer), eos_id=tokenizer.eos_token_id, **sizes)
+    return save_pretrained(folder, tiny_model(config, seed), tokenizer)

@@ -1,0 +1,84 @@
+"""The results of a run: matrices ``A[after][on]`` of accuracy and loss, plus what routed where.
+
+``results.json`` is the complete record; every metric is recomputed from it by
+:func:`tsr.metrics.stream_metrics`, never stored separately from the matrices it comes from.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import RunError
+from .metrics import stream_metrics
+
+Row = list[float | None]
+
+
+@dataclass
+class Results:
+    tasks: list[str]
+    kinds: list[str]
+    method: str
+    seed: int
+    acc: list[Row] = field(default_factory=list)
+    loss: list[Row] = field(default_factory=list)
+    zero_shot: dict[str, Row] | None = None
+    task_info: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def completed(self) -> int:
+        return len(self.acc)
+
+    @property
+    def finished(self) -> bool:
+        return self.completed == len(self.tasks)
+
+    def add_row(self, scores: dict[int, Any], info: dict[str, Any]) -> None:
+        """Scores after the next task: ``{task index: Score}`` for every task evaluated."""
+        k = len(self.tasks)
+        self.acc.append([scores[i].acc if i in scores else None for i in range(k)])
+        self.loss.append([scores[i].loss if i in scores else None for i in range(k)])
+        self.task_info.append(info)
+
+    def set_zero_shot(self, scores: dict[int, Any]) -> None:
+        k = len(self.tasks)
+        self.zero_shot = {"acc": [scores[i].acc if i in scores else None for i in range(k)],
+                          "loss": [scores[i].loss if i in scores else None for i in range(k)]}
+
+    def metrics(self) -> dict[str, float]:
+        if not self.finished:
+            return {}
+        return stream_metrics(self.acc, self.loss, self.kinds)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tasks": self.tasks, "kinds": self.kinds, "method": self.method, "seed": self.seed,
+                "acc": self.acc, "loss": self.loss, "zero_shot": self.zero_shot,
+                "task_info": self.task_info, "metrics": self.metrics()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Results":
+        return cls(list(data["tasks"]), list(data["kinds"]), str(data["method"]), int(data["seed"]),
+                   [list(r) for r in data["acc"]], [list(r) for r in data["loss"]],
+                   data.get("zero_shot"), list(data.get("task_info", [])))
+
+
+def load_results(path: Path) -> Results:
+    path = Path(path)
+    if path.is_dir():
+        path = path / "results.json"
+    if not path.is_file():
+        raise RunError(f"{path}: no results.json (is the run finished?)")
+    try:
+        return Results.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError) as err:
+        raise RunError(f"{path}: corrupt results file ({err})") from None
+
+
+def fmt(value: float | None, digits: int = 3) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.{digits}f}"

@@ -1,0 +1,122 @@
+"""The run directory: resolved config, progress log, task memory, checkpoints, results.
+
+Layout::
+
+    <run>/config.yaml          the resolved config (its fingerprint names the run)
+    <run>/run.json             fingerprint, stream tasks, method, seed, tsr version
+    <run>/progress.jsonl       one JSON event per line (task starts, step losses, scores)
+    <run>/memory/NN-<task>/    the task memory records
+    <run>/checkpoint/          adapter, method state and RNG state after the last finished task
+    <run>/results.json         the results matrices, written after every task
+
+Every file is written atomically; the checkpoint folder is replaced as a whole, so a crash
+at any point leaves either the previous or the next consistent state.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_file
+
+from . import __version__
+from .atomic import append_jsonl, replace_dir, write_json, write_tensors, write_text
+from .errors import RunError
+from .methods.base import MethodState
+from .results import Results, load_results
+
+
+@dataclass
+class Checkpoint:
+    completed: int
+    adapter: dict[str, torch.Tensor]
+    method: MethodState
+    torch_rng: torch.Tensor
+    results: Results
+
+
+class RunDir:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    @property
+    def memory_root(self) -> Path:
+        return self.path / "memory"
+
+    @property
+    def results_path(self) -> Path:
+        return self.path / "results.json"
+
+    def exists(self) -> bool:
+        return (self.path / "run.json").is_file()
+
+    def meta(self) -> dict[str, Any]:
+        try:
+            return json.loads((self.path / "run.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as err:
+            raise RunError(f"{self.path / 'run.json'}: unreadable run metadata ({err})") from None
+
+    def verify(self, fingerprint: str) -> None:
+        found = self.meta().get("fingerprint")
+        if found != fingerprint:
+            raise RunError(f"{self.path}: holds a run of a different config (fingerprint {found}, "
+                           f"this config {fingerprint}); set `name=` or `out_dir=` to start a new run")
+
+    def create(self, config_yaml: str, meta: dict[str, Any]) -> None:
+        if self.path.exists() and any(self.path.iterdir()):
+            raise RunError(f"{self.path}: exists and is not a tsr run directory; choose another name")
+        self.path.mkdir(parents=True, exist_ok=True)
+        write_text(self.path / "config.yaml", config_yaml)
+        write_json(self.path / "run.json", {**meta, "tsr_version": __version__,
+                                            "created": time.strftime("%Y-%m-%dT%H:%M:%S")})
+
+    def log(self, event: str, **fields: Any) -> None:
+        append_jsonl(self.path / "progress.jsonl", {"time": round(time.time(), 3), "event": event, **fields})
+
+    def write_results(self, results: Results) -> None:
+        write_json(self.results_path, results.to_dict())
+
+    def is_finished(self) -> bool:
+        if not self.results_path.is_file():
+            return False
+        return load_results(self.results_path).finished
+
+    # -- checkpoints -----------------------------------------------------------------------
+    def save_checkpoint(self, completed: int, adapter: dict[str, torch.Tensor], method: MethodState,
+                        results: Results) -> None:
+        final = self.path / "checkpoint"
+        tmp = Path(tempfile.mkdtemp(prefix=".checkpoint.", dir=self.path))
+        try:
+            write_tensors(tmp / "adapter.safetensors", adapter)
+            write_tensors(tmp / "method.safetensors", method.tensors)
+            write_tensors(tmp / "rng.safetensors", {"torch_cpu": torch.get_rng_state()})
+            write_json(tmp / "state.json", {"completed": completed, "method_meta": method.meta,
+                                            "results": results.to_dict()})
+            replace_dir(tmp, final)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp)
+
+    def load_checkpoint(self) -> Checkpoint | None:
+        folder = self.path / "checkpoint"
+        if not folder.is_dir():
+            old = self.path / ".checkpoint.old"
+            if not old.is_dir():
+                return None
+            folder = old  # a crash interrupted the swap: the previous checkpoint is intact
+        try:
+            state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+            adapter = load_file(str(folder / "adapter.safetensors"))
+            method = MethodState(load_file(str(folder / "method.safetensors")), state["method_meta"])
+            rng = load_file(str(folder / "rng.safetensors"))["torch_cpu"]
+            results = Results.from_dict(state["results"])
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            raise RunError(f"{folder}: corrupt checkpoint ({err}); delete the run directory to start over") from None
+        return Checkpoint(int(state["completed"]), adapter, method, rng, results)

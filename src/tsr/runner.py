@@ -1,0 +1,110 @@
+"""Running a config end to end: prepare and check everything, then train or resume.
+
+:func:`prepare` does all the checking (method parameters, stream files, model, lengths)
+before anything is written, so bad input never touches a run directory. :func:`execute`
+then creates the run directory, or resumes the one a previous invocation of the same config
+left, after its last finished task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .config import RunConfig, dump_yaml, with_method
+from .data.example import Stream
+from .data.sampling import draw_indices
+from .data.sources import load_stream
+from .engine import Plan, Reporter, run_stream
+from .errors import ConfigError
+from .memory import TaskMemory, load_memory
+from .methods.registry import MethodSpec, resolve_method
+from .model.learner import build_learner
+from .results import Results, load_results
+from .rng import numpy_rng
+from .rundir import RunDir
+
+
+@dataclass
+class Outcome:
+    run: RunDir
+    results: Results
+    resumed_from: int
+    already_finished: bool
+
+
+def draw_data(cfg: RunConfig, stream: Stream) -> tuple[list, list, list]:
+    """Per task: the budget (N examples by seed), the replay data, the capped test set."""
+    budgets, replays, tests = [], [], []
+    s = cfg.stream
+    for task in stream:
+        if s.budget > len(task.pool):
+            raise ConfigError(f"config key 'stream.budget': {s.budget} exceeds the {len(task.pool)} "
+                              f"training examples of task {task.name!r}")
+        picked = draw_indices(len(task.pool), s.budget, numpy_rng(cfg.seed, "budget", task.name))
+        budget = [task.pool[i] for i in picked]
+        if s.replay_source == "pool":
+            chosen = draw_indices(len(task.pool), s.replay_per_task, numpy_rng(cfg.seed, "replay-data", task.name))
+            replay = [task.pool[i] for i in chosen]
+        else:
+            replay = budget[: s.replay_per_task]
+        budgets.append(budget)
+        replays.append(replay)
+        tests.append(list(task.test[: s.test_cap]))
+    return budgets, replays, tests
+
+
+def run_name(cfg: RunConfig, stream: Stream, method: str) -> str:
+    return cfg.name or f"{stream.name}-{method}-s{cfg.seed}-{cfg.fingerprint()}"
+
+
+def prepare(cfg: RunConfig) -> tuple[Plan, MethodSpec]:
+    """Check and load everything a run needs; writes nothing."""
+    spec = resolve_method(cfg.method)
+    cfg = with_method(cfg, spec.to_config())
+    stream = load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options, cfg.stream.order, cfg.seed)
+    budgets, replays, tests = draw_data(cfg, stream)
+    learner = build_learner(cfg)
+    encoder = learner.encoder
+    for task, budget, replay, test in zip(stream, budgets, replays, tests):
+        encoder.encode_all(budget, f"task {task.name!r} (training)")
+        encoder.encode_all(replay, f"task {task.name!r} (replay data)")
+    encoded_tests = [encoder.encode_all(test, f"task {task.name!r} (test)") for task, test in zip(stream, tests)]
+    return Plan(cfg, stream, learner, budgets, replays, encoded_tests), spec
+
+
+def execute(cfg: RunConfig, report: Reporter | None = None) -> Outcome:
+    """Run ``cfg`` to the end of its stream, resuming a matching interrupted run."""
+    plan, spec = prepare(cfg)
+    cfg, stream, learner = plan.cfg, plan.stream, plan.learner
+    run = RunDir(Path(cfg.out_dir) / run_name(cfg, stream, spec.name))
+    fingerprint = cfg.fingerprint()
+    method = spec.build()
+    method.setup(learner)
+    if run.exists():
+        run.verify(fingerprint)
+        if run.is_finished():
+            return Outcome(run, load_results(run.results_path), len(stream), True)
+        checkpoint = run.load_checkpoint()
+    else:
+        run.create(dump_yaml(cfg), {"fingerprint": fingerprint, "stream": stream.name,
+                                    "tasks": stream.names, "method": spec.name, "seed": cfg.seed})
+        checkpoint = None
+    if checkpoint is None:
+        memory = TaskMemory()
+        results = Results(stream.names, [t.kind.value for t in stream], spec.name, cfg.seed)
+        run.log("run_start", tasks=stream.names, method=spec.name, seed=cfg.seed)
+    else:
+        method.load_state_dict(learner, checkpoint.method)
+        learner.adapter.load(checkpoint.adapter)
+        torch.set_rng_state(checkpoint.torch_rng)
+        memory = load_memory(run.memory_root, stream.names[: checkpoint.completed], learner.device)
+        results = checkpoint.results
+        run.log("resume", completed=checkpoint.completed)
+    resumed_from = results.completed
+    results = run_stream(plan, method, memory, results, run, report)
+    run.write_results(results)
+    run.log("run_end", metrics=results.metrics())
+    return Outcome(run, results, resumed_from, False)

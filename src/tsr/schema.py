@@ -1,0 +1,166 @@
+"""Strict construction of typed dataclasses from plain data (YAML, JSON, overrides).
+
+``build(cls, data, path)`` checks every key against the dataclass fields and every value
+against the field's type, coercing only where the meaning is unambiguous (``"1e-4"`` to a
+float field, ``inf`` to a float, an int to a float). Errors name the key's full path. A
+dataclass may define ``check(self, path)`` to validate ranges after construction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+from .errors import ConfigError
+
+_FLOAT_WORDS = {"inf": math.inf, "+inf": math.inf, ".inf": math.inf, "infinity": math.inf,
+                "-inf": -math.inf, "-.inf": -math.inf}
+
+
+def _join(path: str, key: object) -> str:
+    return f"{path}.{key}" if path else str(key)
+
+
+def _describe(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _type_name(tp: Any) -> str:
+    origin = get_origin(tp)
+    if tp is type(None):
+        return "null"
+    if origin is Literal:
+        return "one of " + ", ".join(repr(a) for a in get_args(tp))
+    if origin in (Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in get_args(tp))
+    if origin in (list, tuple):
+        return "a list"
+    if origin is dict:
+        return "a mapping"
+    if dataclasses.is_dataclass(tp):
+        return "a mapping"
+    return {bool: "true/false", int: "an integer", float: "a number", str: "a string"}.get(tp, str(tp))
+
+
+def coerce(tp: Any, value: Any, path: str) -> Any:
+    """``value`` as an instance of type ``tp``, or a ConfigError naming ``path``."""
+    origin = get_origin(tp)
+    if tp is Any:
+        return value
+    if origin is Literal:
+        allowed = get_args(tp)
+        if value in allowed and type(value) is type(allowed[allowed.index(value)]):
+            return value
+        raise ConfigError(f"config key '{path}': {_describe(value)} is not valid (valid: "
+                          + ", ".join(str(a) for a in allowed) + ")")
+    if origin in (Union, types.UnionType):
+        options = get_args(tp)
+        if value is None and type(None) in options:
+            return None
+        errors = []
+        for option in options:
+            if option is type(None):
+                continue
+            try:
+                return coerce(option, value, path)
+            except ConfigError as err:
+                errors.append(err)
+        if len(errors) == 1:
+            raise errors[0]
+        raise ConfigError(f"config key '{path}': expected {_type_name(tp)}, got {_describe(value)}")
+    if dataclasses.is_dataclass(tp):
+        return build(tp, value, path)
+    if origin in (list, tuple):
+        if not isinstance(value, (list, tuple)):
+            raise ConfigError(f"config key '{path}': expected a list, got {_describe(value)}")
+        (item,) = get_args(tp)[:1] or (Any,)
+        items = [coerce(item, v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return items if origin is list else tuple(items)
+    if origin is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"config key '{path}': expected a mapping, got {_describe(value)}")
+        _, vt = get_args(tp) or (str, Any)
+        return {str(k): coerce(vt, v, _join(path, k)) for k, v in value.items()}
+    if tp is bool:
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.lower() in ("true", "false"):
+            return value.lower() == "true"
+    elif tp is int:
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str):
+            try:
+                return int(value.replace("_", ""))
+            except ValueError:
+                pass
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, str):
+            word = value.strip().lower()
+            if word in _FLOAT_WORDS:
+                return _FLOAT_WORDS[word]
+            try:
+                number = float(value)
+                if not math.isnan(number):
+                    return number
+            except ValueError:
+                pass
+    elif tp is str:
+        if isinstance(value, str):
+            return value
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+    else:  # pragma: no cover - schema bug
+        raise TypeError(f"unsupported schema type {tp!r} at {path}")
+    raise ConfigError(f"config key '{path}': expected {_type_name(tp)}, got {_describe(value)}")
+
+
+def build(cls: type, data: Any, path: str = "") -> Any:
+    """An instance of dataclass ``cls`` from a mapping, strictly checked."""
+    where = path or "config"
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"config key '{where}': expected a mapping, got {_describe(data)}")
+    hints = get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    unknown = [k for k in data if k not in fields]
+    if unknown:
+        valid = ", ".join(fields)
+        raise ConfigError(f"unknown config key '{_join(path, unknown[0])}' (valid keys"
+                          f"{' in ' + repr(path) if path else ''}: {valid})")
+    kwargs = {name: coerce(hints[name], data[name], _join(path, name)) for name in fields if name in data}
+    obj = cls(**kwargs)
+    check = getattr(obj, "check", None)
+    if callable(check):
+        check(path)
+    return obj
+
+
+def to_plain(obj: Any) -> Any:
+    """Plain JSON/YAML-ready data from dataclasses, tuples and floats (inf kept as 'inf')."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): to_plain(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(v) for v in obj]
+    if isinstance(obj, float) and math.isinf(obj):
+        return "inf" if obj > 0 else "-inf"
+    return obj
+
+
+def require(condition: bool, path: str, message: str) -> None:
+    """Range check helper for ``check`` hooks."""
+    if not condition:
+        raise ConfigError(f"config key '{path}': {message}")
+
+
+__all__ = ["build", "coerce", "to_plain", "require"]

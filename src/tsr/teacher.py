@@ -1,0 +1,103 @@
+"""Teacher logits: forward passes under frozen adapter states, optionally cached.
+
+Two modes give the same distillation target up to floating-point rounding:
+
+``batch``
+    The teacher runs on the training batch itself, as in the reference implementation.
+``cached``
+    Snapshots and replay data never change, so a teacher's logits for an example can be
+    reused. To make reuse exact, the logits of an example are always computed the same way:
+    in a fixed chunk of its own dataset (``chunk`` consecutive examples, padded to the
+    chunk's longest), never in whatever batch happened to draw it. A cache hit and a
+    recomputation therefore return identical tensors, and the cache budget changes speed,
+    never results. Evicted entries (least recently used) are simply recomputed.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Hashable, Literal, Sequence
+
+import torch
+
+from .data.collate import Batch, Encoded, fit
+from .model.adapter import State
+from .model.learner import Learner
+
+TeacherMode = Literal["batch", "cached"]
+
+
+class Teachers:
+    def __init__(self, learner: Learner, mode: TeacherMode = "cached", budget_mb: float = 2048,
+                 chunk: int = 8):
+        self.learner = learner
+        self.mode = mode
+        self.budget = int(budget_mb * 2**20)
+        self.chunk = int(chunk)
+        self._data: dict[Hashable, list[Encoded]] = {}
+        self._cache: OrderedDict[tuple, torch.Tensor] = OrderedDict()
+        self._bytes = 0
+        self.forwards = 0  # teacher forward passes run (for benchmarks and tests)
+
+    def register(self, data_id: Hashable, encoded: Sequence[Encoded]) -> None:
+        """Make a dataset's examples known, so an example key (data_id, i) can be chunked."""
+        known = self._data.get(data_id)
+        if known is not None and known != list(encoded):
+            # The same id now names other examples (a new task's training set): drop stale entries.
+            for key in [k for k in self._cache if k[1] == data_id]:
+                self._bytes -= self._cache.pop(key).numel() * 4
+        self._data[data_id] = list(encoded)
+
+    def forget(self, ref: Hashable) -> None:
+        """Drop every cached entry of teacher ``ref`` (its state is about to change)."""
+        for key in [k for k in self._cache if k[0] == ref]:
+            self._bytes -= self._cache.pop(key).numel() * 4
+
+    def logits(self, ref: Hashable, state: State, batch: Batch) -> torch.Tensor:
+        """Teacher logits shaped like the batch's, float32, on the learner's device."""
+        if self.mode == "batch" or not batch.keys:
+            self.forwards += 1
+            return self.learner.logits_under(state, batch)
+        rows = [self._example(ref, state, key) for key in batch.keys]
+        width = batch.input_ids.shape[1]
+        out = torch.zeros((len(rows), width, rows[0].shape[-1]), dtype=torch.float32,
+                          device=self.learner.device)
+        for i, row in enumerate(rows):
+            out[i, : row.shape[0]] = row
+        return out
+
+    def _example(self, ref: Hashable, state: State, key: Hashable) -> torch.Tensor:
+        data_id, index = key
+        cache_key = (ref, data_id, index)
+        hit = self._cache.get(cache_key)
+        if hit is not None:
+            self._cache.move_to_end(cache_key)
+            return hit
+        start = (index // self.chunk) * self.chunk
+        members = list(range(start, min(start + self.chunk, len(self._data[data_id]))))
+        encoded = [self._data[data_id][i] for i in members]
+        chunk_batch = self.learner.encoder.collate(encoded)
+        self.forwards += 1
+        logits = self.learner.logits_under(state, chunk_batch)
+        result = None
+        for row, i, enc in zip(logits, members, encoded):
+            length = len(fit(enc, self.learner.encoder.max_length)[0])
+            entry = row[:length].clone()
+            if i == index:
+                result = entry
+            self._store((ref, data_id, i), entry)
+        assert result is not None
+        return result
+
+    def _store(self, key: tuple, value: torch.Tensor) -> None:
+        size = value.numel() * 4
+        if size > self.budget:
+            return
+        old = self._cache.pop(key, None)
+        if old is not None:
+            self._bytes -= old.numel() * 4
+        self._cache[key] = value
+        self._bytes += size
+        while self._bytes > self.budget:
+            _, evicted = self._cache.popitem(last=False)
+            self._bytes -= evicted.numel() * 4

@@ -131,6 +131,6 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
         run.write_results(results)
         seconds = time.time() - started
         run.log("task_end", task=t, name=task.name, seconds=round(seconds, 2),
-                acc=results.acc[-1], loss=results.loss[-1])
+                acc=results.acc[-1], loss=results.loss[-1], teacher_forwards=teachers.forwards)
         report.task_end(t, plan, results, seconds)
     return results

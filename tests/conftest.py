@@ -1,0 +1,70 @@
+"""Shared fixtures: tiny models built in-process from configs, and a toy JSONL stream.
+
+Nothing is downloaded. Models are saved to a temporary folder and loaded through the same
+code path as real checkpoints.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from tsr.config import load_config  # noqa: E402
+from tsr.model.tiny import build_tiny  # noqa: E402
+
+from toy import toy_corpus, write_toy_stream  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+SIZES = {"hidden": 32, "layers": 2, "heads": 4, "kv_heads": 2}
+
+
+def shared_data(*parts: str) -> Path:
+    """A path under ../shared/data, or skip the test with the reason."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"real benchmark data not available at {path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def toy_stream(tmp_path_factory) -> Path:
+    """Stream YAML of three toy tasks (parity, vowel: classification; copy: generation)."""
+    return write_toy_stream(tmp_path_factory.mktemp("toy-data"))
+
+
+@pytest.fixture(scope="session")
+def model_factory(tmp_path_factory):
+    """``model_factory(arch)`` -> folder of a tiny random model of that architecture."""
+    cache: dict[str, Path] = {}
+
+    def make(arch: str = "qwen2") -> Path:
+        if arch not in cache:
+            folder = tmp_path_factory.mktemp(f"tiny-{arch}")
+            cache[arch] = build_tiny(folder, arch, toy_corpus(), vocab_size=320, **SIZES)
+        return cache[arch]
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def tiny_model(model_factory) -> Path:
+    return model_factory("qwen2")
+
+
+@pytest.fixture
+def make_config(tiny_model, toy_stream, tmp_path):
+    """``make_config(*overrides)``: a small fast config on the toy stream and tiny Qwen2."""
+
+    def make(*overrides: str, model: Path | None = None):
+        base = [f"model.path={model or tiny_model}", f"stream.source={toy_stream}", f"out_dir={tmp_path / 'runs'}",
+                "train.steps=8", "train.lr=3e-3", "stream.budget=12", "stream.replay_per_task=8",
+                "stream.test_cap=10", "stream.max_length=48", "model.threads=1"]
+        return load_config("paper", base + list(overrides))
+
+    return make

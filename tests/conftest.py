@@ -46,7 +46,7 @@ def model_factory(tmp_path_factory):
     def make(arch: str = "qwen2") -> Path:
         if arch not in cache:
             folder = tmp_path_factory.mktemp(f"tiny-{arch}")
-            cache[arch] = build_tiny(folder, arch, toy_corpus(), vocab_size=320, **SIZES)
+            cache[arch] = build_tiny(folder, arch, toy_corpus(), vocab_size=320, warm_up_steps=120, **SIZES)
         return cache[arch]
 
     return make

@@ -58,7 +58,7 @@ def record_to_example(record: Any, where: str) -> Example:
         raise DataError(f"{where}: expected an object with 'prompt' and 'answer', found {type(record).__name__}")
     for key in ("prompt", "answer"):
         if key not in record:
-            raise DataError(f"{where}: record is missing '{key}'")
+            raise DataError(f"{where}: missing '{key}'")
         if not isinstance(record[key], str):
             raise DataError(f"{where}: '{key}' must be a string, found {type(record[key]).__name__}")
     if not record["answer"]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
 import torch
 
 ARCHITECTURES = ("qwen2", "llama", "gemma3")
@@ -63,6 +64,39 @@ def tiny_model(config, seed: int = 0) -> torch.nn.Module:
     return model
 
 
+def warm_up(model: torch.nn.Module, tokenizer, texts: list[str], steps: int = 150, lr: float = 3e-3,
+            batch_size: int = 16, seed: int = 0) -> torch.nn.Module:
+    """A few steps of full-parameter language modelling on ``texts``.
+
+    A randomly initialised toy model cannot be steered by a LoRA adapter alone (its
+    embeddings carry no meaning, and attention-only updates barely move its predictions);
+    a short warm-up makes it behave like a small pretrained base.
+    """
+    rng = np.random.default_rng(seed)
+    encoded = [tokenizer(t + tokenizer.eos_token, add_special_tokens=False)["input_ids"] for t in texts]
+    params = [p for p in model.parameters()]
+    for p in params:
+        p.requires_grad_(True)
+    opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
+    model.train()
+    for _ in range(steps):
+        rows = [encoded[int(i)] for i in rng.integers(0, len(encoded), size=batch_size)]
+        width = max(len(r) for r in rows)
+        ids = torch.full((len(rows), width), tokenizer.pad_token_id, dtype=torch.long)
+        labels = torch.full((len(rows), width), -100, dtype=torch.long)
+        for i, r in enumerate(rows):
+            ids[i, : len(r)] = torch.tensor(r)
+            labels[i, : len(r)] = torch.tensor(r)
+        loss = model(input_ids=ids, attention_mask=(labels != -100).long(), labels=labels).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    model.eval()
+    for p in params:
+        p.requires_grad_(False)
+    return model
+
+
 def save_pretrained(folder: Path, model: torch.nn.Module, tokenizer) -> Path:
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
@@ -72,8 +106,15 @@ def save_pretrained(folder: Path, model: torch.nn.Module, tokenizer) -> Path:
 
 
 def build_tiny(folder: Path, arch: str, texts: Iterable[str], vocab_size: int = 512, seed: int = 0,
-               **sizes) -> Path:
-    """Train a tokenizer on ``texts``, build a random model of ``arch``, save both to ``folder``."""
+               warm_up_steps: int = 0, **sizes) -> Path:
+    """Train a tokenizer on ``texts``, build a model of ``arch`` (optionally warmed up on the
+    same texts), and save both to ``folder``."""
+    texts = list(texts)
     tokenizer = train_tokenizer(texts, vocab_size)
     config = tiny_config(arch, len(tokenizer), eos_id=tokenizer.eos_token_id, **sizes)
-    return save_pretrained(folder, tiny_model(config, seed), tokenizer)
+    model = tiny_model(config, seed)
+    if warm_up_steps:
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            warm_up(model, tokenizer, texts, steps=warm_up_steps, seed=seed)
+    return save_pretrained(folder, model, tokenizer)

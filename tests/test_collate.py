@@ -1,0 +1,54 @@
+import pytest
+import torch
+
+from tsr.data.collate import IGNORE, Encoder, fit
+from tsr.data.example import Example
+from tsr.errors import DataError
+from tsr.model.tiny import train_tokenizer
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_tokenizer(["the quick brown fox jumps over the lazy dog"] * 20, vocab_size=300)
+
+
+def test_answer_and_eos_supervised_prompt_masked(tokenizer):
+    enc = Encoder(tokenizer, max_length=64)
+    e = enc.encode(Example("the quick", " fox"))
+    assert e.answer_ids[-1] == tokenizer.eos_token_id
+    batch = enc.collate([e, enc.encode(Example("the", " lazy dog"))])
+    row = batch.labels[0].tolist()
+    n_prompt = len(e.prompt_ids)
+    assert row[:n_prompt] == [IGNORE] * n_prompt
+    assert row[n_prompt: n_prompt + len(e.answer_ids)] == list(e.answer_ids)
+    # padding is unattended and unsupervised
+    assert batch.attention_mask[0].sum() == len(e.prompt_ids) + len(e.answer_ids)
+    assert (batch.labels[0][batch.attention_mask[0] == 0] == IGNORE).all()
+
+
+def test_long_prompt_is_cut_from_the_left(tokenizer):
+    enc = Encoder(tokenizer, max_length=8)
+    e = enc.encode(Example("the quick brown fox jumps over the lazy dog the quick", " dog"))
+    ids, labels = fit(e, 8)
+    assert len(ids) == 8
+    assert ids[-len(e.answer_ids):] == list(e.answer_ids)
+    assert ids[: 8 - len(e.answer_ids)] == list(e.prompt_ids[-(8 - len(e.answer_ids)):])
+    assert labels.count(IGNORE) == 8 - len(e.answer_ids)
+
+
+def test_answer_that_cannot_fit_is_an_error(tokenizer):
+    enc = Encoder(tokenizer, max_length=3)
+    with pytest.raises(DataError, match=r"task x: example 1 has an answer of \d+ tokens"):
+        enc.encode_all([Example("a", " b"), Example("a", " the quick brown fox jumps")], "task x")
+
+
+def test_encoding_is_cached(tokenizer):
+    enc = Encoder(tokenizer, max_length=32)
+    a = enc.encode(Example("p", " q"))
+    assert enc.encode(Example("p", " q")) is a
+
+
+def test_batch_keys_and_device(tokenizer):
+    enc = Encoder(tokenizer, max_length=32)
+    b = enc.collate([enc.encode(Example("p", " q"))], keys=[("target", 0)])
+    assert b.keys == (("target", 0),) and b.to("cpu").input_ids.dtype == torch.long

@@ -1,0 +1,97 @@
+import math
+
+import pytest
+
+from tsr.config import RunConfig, load_config, parse_override
+from tsr.errors import ConfigError
+from tsr.methods.registry import resolve_method
+
+
+def test_defaults_are_the_papers():
+    cfg = load_config("paper")
+    assert (cfg.lora.r, cfg.lora.alpha, cfg.lora.dropout) == (16, 32.0, 0.0)
+    assert (cfg.train.steps, cfg.train.lr, cfg.train.batch_size) == (500, 1e-4, 4)
+    assert (cfg.stream.budget, cfg.stream.test_cap, cfg.stream.max_length) == (50, 500, 384)
+    assert cfg.stream.replay_per_task == 100 and cfg.stream.replay_source == "pool"
+    p = resolve_method(cfg.method).params
+    assert (p.probe_batches, p.tau, p.alpha, p.kd_weight, p.kd_temperature) == (10, 0.1, 0.5, 0.5, 2.0)
+    assert p.reference == "era" and p.kd_mask == "attended"
+
+
+def test_overrides_are_typed_and_nested():
+    cfg = load_config("paper", ["train.lr=1e-3", "stream.order=[b, a]", "eval.all_tasks=true", "seed=7"])
+    assert cfg.train.lr == 1e-3 and isinstance(cfg.train.lr, float)
+    assert cfg.stream.order == ["b", "a"]
+    assert cfg.eval.all_tasks is True and cfg.seed == 7
+
+
+def test_tau_accepts_inf():
+    cfg = load_config("paper", ["method.tau=inf"])
+    assert math.isinf(resolve_method(cfg.method).params.tau)
+
+
+def test_choosing_a_method_drops_the_previous_methods_parameters():
+    cfg = load_config("paper", ["method.tau=0.3", "method.name=er", "method.alpha=0.2"])
+    assert cfg.method == {"name": "er", "alpha": 0.2}
+
+
+@pytest.mark.parametrize("override,fragment", [
+    (["train.lrr=1"], "unknown config key 'train.lrr'"),
+    (["train.lr=abc"], "config key 'train.lr': expected a number"),
+    (["train.steps=0"], "config key 'train.steps': must be >= 1"),
+    (["bogus=1"], "unknown config key 'bogus'"),
+    (["stream.replay_source=elsewhere"], "config key 'stream.replay_source'"),
+])
+def test_bad_config_names_the_key(override, fragment):
+    with pytest.raises(ConfigError) as err:
+        load_config("paper", override)
+    assert fragment in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_bad_method_parameter_names_the_key_and_lists_methods():
+    with pytest.raises(ConfigError) as err:
+        resolve_method({"name": "tsr", "tauu": 1})
+    assert "method.tauu" in str(err.value)
+    with pytest.raises(ConfigError) as err:
+        resolve_method({"name": "magic"})
+    assert "unknown method 'magic'" in str(err.value) and "seqft" in str(err.value)
+    with pytest.raises(ConfigError, match="method.alpha"):
+        resolve_method({"name": "er", "alpha": 1.5})
+
+
+def test_unknown_preset_and_malformed_yaml(tmp_path):
+    with pytest.raises(ConfigError, match="unknown preset 'nope'"):
+        load_config("nope")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("train:\n  lr: [1,\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml:\d+: malformed YAML"):
+        load_config(str(bad))
+
+
+def test_config_file_can_start_from_a_preset(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text("preset: paper\ntrain: {steps: 7}\n")
+    cfg = load_config(str(f))
+    assert cfg.train.steps == 7 and cfg.model.path == "Qwen/Qwen2.5-0.5B-Instruct"
+
+
+def test_fingerprint_ignores_where_results_go():
+    a = load_config("paper", ["out_dir=x", "name=y"])
+    b = load_config("paper", ["out_dir=z"])
+    c = load_config("paper", ["train.steps=9"])
+    assert a.fingerprint() == b.fingerprint() != c.fingerprint()
+
+
+def test_parse_override_requires_equals():
+    with pytest.raises(ConfigError, match="key.sub=value"):
+        parse_override("train.lr")
+    assert parse_override("a.b=1") == {"a": {"b": 1}}
+
+
+def test_runconfig_round_trips_through_plain_data():
+    from tsr.schema import build
+
+    cfg = load_config("paper", ["method.tau=inf", "stream.order=reversed"])
+    again = build(RunConfig, cfg.to_dict())
+    assert again == cfg

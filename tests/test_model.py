@@ -1,0 +1,101 @@
+import hashlib
+
+import pytest
+import torch
+
+from tsr.config import load_config
+from tsr.errors import ModelError
+from tsr.model.learner import build_learner
+
+
+def base_hash(learner):
+    h = hashlib.sha256()
+    for name, p in learner.model.named_parameters():
+        if name in learner.adapter.base_names:
+            h.update(name.encode())
+            h.update(p.detach().cpu().numpy().tobytes())
+    return h.hexdigest()
+
+
+def learner_for(model_dir, *overrides):
+    return build_learner(load_config("paper", [f"model.path={model_dir}", "model.threads=1", *overrides]))
+
+
+@pytest.mark.parametrize("arch", ["qwen2", "llama", "gemma3"])
+def test_lora_on_attention_projections_of_each_architecture(model_factory, arch):
+    learner = learner_for(model_factory(arch))
+    names = learner.adapter.names()
+    for proj in ("q_proj", "k_proj", "v_proj", "o_proj"):
+        assert sum(f".{proj}.lora_A." in n for n in names) == 2  # two layers
+    assert all(bool((p == 0).all()) for n, p in learner.adapter.named() if ".lora_B." in n)
+    assert {p.dtype for p in learner.adapter.trainable()} == {torch.float32}
+
+
+def test_shared_initialisation_is_a_function_of_the_seed(tiny_model):
+    a = learner_for(tiny_model, "seed=1").init_state
+    b = learner_for(tiny_model, "seed=1").init_state
+    c = learner_for(tiny_model, "seed=2").init_state
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    assert any(not torch.equal(a[k], c[k]) for k in a if ".lora_A." in k)
+
+
+def test_rank_larger_than_a_layer_is_an_error(tiny_model):
+    with pytest.raises(ModelError, match=r"rank 17 exceeds .*k_proj \(32->16, at most 16\)"):
+        learner_for(tiny_model, "lora.r=17")
+
+
+def test_unknown_target_lists_linear_modules(tiny_model):
+    with pytest.raises(ModelError, match=r"no linear module named 'w_qkv' \(linear modules: .*q_proj"):
+        learner_for(tiny_model, "lora.targets=[w_qkv]")
+
+
+def test_missing_model_folder_is_an_error(tmp_path):
+    with pytest.raises(ModelError, match="not a model folder"):
+        learner_for(tmp_path)
+    with pytest.raises(ModelError, match="neither an existing folder nor a hub id"):
+        learner_for(tmp_path / "nowhere")
+
+
+def test_teacher_forward_leaves_trainable_state_grads_and_optimizer_untouched(tiny_model):
+    learner = learner_for(tiny_model, "stream.max_length=32")
+    from tsr.data.example import Example
+
+    batch = learner.encoder.collate([learner.encoder.encode(Example("Is 4 even? Answer:", " yes"))] * 2)
+    opt = torch.optim.AdamW(learner.adapter.trainable(), lr=1e-2)
+    for _ in range(2):
+        logits = learner.logits(batch)
+        logits.logsumexp(-1).mean().backward()
+        opt.step()
+    logits = learner.logits(batch)
+    logits.logsumexp(-1).mean().backward()  # leave fresh .grad buffers in place
+    before = learner.adapter.state()
+    grads = {n: p.grad.clone() for n, p in learner.adapter.named() if p.grad is not None}
+    moments = {id(p): {k: v.clone() for k, v in s.items()} for p, s in opt.state.items()}
+    other = {k: torch.randn_like(v) for k, v in before.items()}
+    under_other = learner.logits_under(other, batch)
+    after = learner.adapter.state()
+    assert all(torch.equal(before[k], after[k]) for k in before)
+    assert all(torch.equal(grads[n], p.grad) for n, p in learner.adapter.named() if n in grads)
+    assert all(torch.equal(moments[id(p)][k], v) for p, s in opt.state.items() for k, v in s.items())
+    assert not torch.allclose(under_other, learner.logits(batch))
+
+
+def test_base_weights_are_bit_identical_after_training(make_config):
+    from tsr.runner import execute, prepare
+
+    plan, _ = prepare(make_config("method.name=tsr"))
+    before = base_hash(plan.learner)
+    # train through the same learner object the engine uses
+    from tsr.engine import run_stream
+    from tsr.memory import TaskMemory
+    from tsr.methods.registry import resolve_method
+    from tsr.results import Results
+    from tsr.rundir import RunDir
+
+    spec = resolve_method(plan.cfg.method)
+    run = RunDir(plan.cfg.out_dir + "/base-check")
+    run.create("", {"fingerprint": "x"})
+    results = Results(plan.stream.names, [t.kind.value for t in plan.stream], "tsr", 0)
+    run_stream(plan, spec.build(), TaskMemory(), results, run)
+    assert any(not torch.equal(v, plan.learner.init_state[k]) for k, v in plan.learner.adapter.state().items())
+    assert base_hash(plan.learner) == before

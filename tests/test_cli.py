@@ -1,0 +1,90 @@
+import subprocess
+import sys
+
+import pytest
+
+from tsr.cli import build_parser, main
+
+
+def small(tiny_model, toy_stream, out, *extra):
+    return [f"model.path={tiny_model}", f"stream.source={toy_stream}", f"out_dir={out}", "train.steps=4",
+            "stream.budget=8", "stream.test_cap=6", "stream.max_length=48", "model.threads=1", *extra]
+
+
+def test_run_prints_results_and_saves(tiny_model, toy_stream, tmp_path, capsys):
+    code = main(["run", "paper", *small(tiny_model, toy_stream, tmp_path, "method.name=er", "name=r1"), "--quiet"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "parity" in out and "Overall" in out and "saved to" in out
+    assert (tmp_path / "r1" / "results.json").is_file()
+    # the same command again reports the finished run instead of retraining
+    assert main(["run", "paper", *small(tiny_model, toy_stream, tmp_path, "method.name=er", "name=r1"), "--quiet"]) == 0
+    assert "already finished" in " ".join(capsys.readouterr().out.split())
+
+
+def test_table_and_show(tiny_model, toy_stream, tmp_path, capsys):
+    for method in ("seqft", "tsr"):
+        for seed in (0, 1):
+            assert main(["run", "paper", *small(tiny_model, toy_stream, tmp_path, f"method.name={method}",
+                                                f"seed={seed}"), "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["table", str(tmp_path), "--format", "md"]) == 0
+    md = capsys.readouterr().out
+    lines = [l for l in md.splitlines() if l.startswith("| ")]
+    assert lines[1].startswith("| seqft") and lines[2].startswith("| tsr")  # paper's row order
+    assert "±" in md
+    assert main(["table", str(tmp_path), "--format", "csv"]) == 0
+    csv = capsys.readouterr().out.splitlines()
+    assert csv[0] == "setting,method,metric,mean,std,n" and csv[1].endswith(",2")
+    run_dir = next(tmp_path.glob("toy-tsr-s0-*"))
+    assert main(["show", str(run_dir)]) == 0
+    assert "stream metrics" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["run", "paper", "train.lrr=1"], "unknown config key 'train.lrr'"),
+    (["run", "paper", "method.name=magic"], "unknown method 'magic'"),
+    (["run", "nope"], "unknown preset 'nope'"),
+    (["table", "/no/such/dir"], "not a run directory"),
+])
+def test_bad_input_is_one_line_and_exit_2(args, fragment, capsys):
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert fragment in err and len(err.splitlines()) == 1 and "Traceback" not in err
+
+
+def test_bad_stream_file_names_the_file_and_line(tmp_path, tiny_model, capsys):
+    data = tmp_path / "t.jsonl"
+    data.write_text('{"prompt": "a", "answer": "b"}\n{"prompt": "a" "answer": "b"}\n')
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"tasks:\n  - {{name: a, kind: classification, format: jsonl, train: {data}, test: {data}}}\n")
+    assert main(["run", "paper", f"model.path={tiny_model}", f"stream.source={spec}", f"out_dir={tmp_path}/r"]) == 2
+    err = capsys.readouterr().err
+    assert "t.jsonl:2: malformed JSON line" in err
+    assert not (tmp_path / "r").exists()
+
+
+def test_bad_input_writes_nothing_into_an_existing_run(tiny_model, toy_stream, tmp_path, capsys):
+    args = small(tiny_model, toy_stream, tmp_path, "name=keep")
+    assert main(["run", "paper", *args, "--quiet"]) == 0
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "keep").rglob("*")}
+    assert main(["run", "paper", *args, "stream.max_length=3", "--quiet"]) == 2
+    assert "max_length=3" in capsys.readouterr().err
+    assert main(["run", "paper", *args, "train.steps=5", "--quiet"]) == 2  # another config, same name
+    assert "different config" in capsys.readouterr().err
+    after = {p: p.stat().st_mtime_ns for p in (tmp_path / "keep").rglob("*")}
+    assert before == after
+
+
+def test_every_command_has_help_with_an_example():
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    for name, sub in commands.items():
+        assert "example" in sub.format_help(), name
+
+
+def test_console_script_exits_cleanly_on_bad_input():
+    proc = subprocess.run([sys.executable, "-m", "tsr", "run", "paper", "stream.budget=-1"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "stream.budget" in proc.stderr and "Traceback" not in proc.stderr

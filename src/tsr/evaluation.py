@@ -61,19 +61,8 @@ def evaluate(learner: Learner, encoded: Sequence[Encoded], batch_size: int = 16)
     return Score(sum(correct) / max(len(encoded), 1), sum(nll_sum) / tokens, len(encoded))
 
 
-@torch.no_grad()
 def greedy_decode(learner: Learner, enc: Encoded, max_new_tokens: int | None = None) -> list[int]:
     """Greedy continuation of an example's (possibly left-cut) prompt, up to and including EOS."""
-    ids, labels = fit(enc, learner.encoder.max_length)
+    ids, _ = fit(enc, learner.encoder.max_length)
     prompt = ids[: len(ids) - len(enc.answer_ids)]
-    limit = max_new_tokens if max_new_tokens is not None else len(enc.answer_ids) + 4
-    tokens = torch.tensor([prompt], dtype=torch.long, device=learner.device)
-    out: list[int] = []
-    for _ in range(limit):
-        logits = learner.model(input_ids=tokens, use_cache=False).logits[0, -1]
-        nxt = int(logits.argmax())
-        out.append(nxt)
-        if nxt == learner.encoder.eos_id:
-            break
-        tokens = torch.cat([tokens, torch.tensor([[nxt]], device=learner.device)], dim=1)
-    return out
+    return learner.greedy(prompt, max_new_tokens if max_new_tokens is not None else len(enc.answer_ids) + 4)

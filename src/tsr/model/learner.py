@@ -48,6 +48,24 @@ class Learner:
         with self.adapter.swapped(state):
             return self.logits(batch)
 
+    @torch.no_grad()
+    def greedy(self, prompt_ids: list[int], max_new_tokens: int) -> list[int]:
+        """Greedy continuation of ``prompt_ids`` up to and including EOS (full forward per token).
+
+        Recomputing the whole prefix at each token (no KV cache) keeps the arithmetic the same
+        as a teacher-forced pass, so exact match and greedy decoding can be compared exactly.
+        """
+        tokens = torch.tensor([prompt_ids], dtype=torch.long, device=self.device)
+        out: list[int] = []
+        for _ in range(max_new_tokens):
+            logits = self.model(input_ids=tokens, use_cache=False).logits[0, -1]
+            nxt = int(logits.argmax())
+            out.append(nxt)
+            if nxt == self.encoder.eos_id:
+                break
+            tokens = torch.cat([tokens, torch.tensor([[nxt]], device=self.device)], dim=1)
+        return out
+
     def train_mode(self, training: bool) -> None:
         """Dropout only matters when lora.dropout > 0; everything else is deterministic."""
         self.model.train(training)

@@ -28,6 +28,14 @@ Running the same command again resumes an interrupted run after its last finishe
   tsr methods""",
     "config": """example:
   tsr config paper train.steps=100          # print the resolved config""",
+    "probe": """examples:
+  tsr probe --arms target,full --seeds 0,1,2,3            # headroom audit of synth-trace
+  tsr probe --seeds 0,1,2 --workers 2 --signatures        # full transfer matrix + signature audit
+  tsr probe stream.source=synth-numglue --arms target,full
+Arms already saved in the output folder are not run again.""",
+    "pretrain-base": """examples:
+  tsr pretrain-base --out base/                           # reproduce the bundled base
+  tsr pretrain-base --out small/ steps=500 hidden=128     # a smaller, quicker one""",
 }
 
 
@@ -113,6 +121,95 @@ def cmd_config(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _csv(text: str | None, cast=str) -> list | None:
+    return None if not text else [cast(x.strip()) for x in text.split(",") if x.strip()]
+
+
+def cmd_probe(args: argparse.Namespace, console: Console) -> int:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from . import probe as pr
+    from .config import load_config
+    from .probe_report import designed_relations, write_report
+    from .transfer import headroom_markdown, matrix_markdown
+
+    config, overrides = _split_args(args.items)
+    cfg = load_config(config, overrides)
+    stream = pr.load_probe_stream(cfg)
+    seeds = _csv(args.seeds, int) or [0]
+    jobs = pr.plan_jobs(stream, seeds, _csv(args.targets), _csv(args.sources), _csv(args.arms) or list(pr.ARMS))
+    out = Path(args.out) if args.out else pr.probe_dir(cfg, stream)
+    console.print(f"probe of {stream.name}: {len(jobs)} arms, {args.workers} worker(s) -> {out}")
+    err = Console(stderr=True)
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                  console=err, disable=not err.is_terminal) as bar:
+        task = bar.add_task("arms", total=len(jobs))
+
+        def progress(result: dict, done: int, total: int) -> None:
+            bar.update(task, completed=done, description=f"{result['target']} {result['arm']}"
+                       + (f":{result['source']}" if result["source"] else ""))
+            if not err.is_terminal and (done % 10 == 0 or done == total):
+                err.print(f"  {done}/{total} arms")
+
+        arms = pr.run_probe(cfg, jobs, out, args.workers, progress)
+    signatures = None
+    relations = designed_relations(cfg.stream.source, cfg.stream.options)
+    if args.signatures:
+        from .model.learner import build_learner
+        from .signature_audit import audit
+        from .transfer import column_best, transfer_matrix
+
+        kinds = {t.name: t.kind.value for t in stream}
+        best = column_best(transfer_matrix(arms), kinds) if any(a["arm"] == "mixed" for a in arms) else {}
+        signatures = audit(build_learner(cfg), cfg, stream, seeds, best)
+    report = write_report(out, arms, stream, relations, signatures)
+    if "headroom" in report:
+        console.print("[bold]headroom[/] (S(10N) - S(N); for generation tasks the loss gap)")
+        console.print(headroom_markdown(report["headroom"], stream.names), markup=False)
+    if "matrix" in report:
+        console.print("[bold]transfer matrix[/] (rows: source, columns: target; bold: column best)")
+        console.print(matrix_markdown(report["matrix"], report["kinds"], stream.names), markup=False)
+    for row in report.get("relation_checks", []):
+        parts = [f"partner {s}: {'ok' if v['pass'] else 'FAIL'}" for s, v in row["partners"].items()]
+        parts += [f"conflict {s}: {'ok' if v['pass'] else 'FAIL'}" for s, v in row["conflicts"].items()]
+        if "unrelated" in row:
+            parts.append(f"unrelated: {'ok' if row['unrelated']['pass'] else 'FAIL'}")
+        console.print(f"  {row['target']}: best {row['best']}; " + "; ".join(parts))
+    for kind, sig in (signatures or {}).items():
+        console.print(f"  signature {kind}: top-1 {sig['hit_rate']}")
+    console.print(f"saved to {out}")
+    return 0
+
+
+def cmd_pretrain(args: argparse.Namespace, console: Console) -> int:
+    from .pretrain import PretrainConfig, pretrain
+    from .schema import build
+
+    data: dict = {}
+    for text in args.items:
+        data.update({k: v for k, v in parse_override_flat(text).items()})
+    cfg = build(PretrainConfig, data)
+    out = Path(args.out)
+    if out.exists() and any(out.iterdir()) and not args.force:
+        raise TsrError(f"{out}: exists and is not empty; pass --force to overwrite")
+    err = Console(stderr=True)
+
+    def report(step: int, loss: float) -> None:
+        if step % 250 == 0 or step == cfg.steps:
+            err.print(f"  step {step}/{cfg.steps} loss {loss:.3f}")
+
+    record = pretrain(cfg, out, report)
+    console.print(f"saved to {out}: {record['parameters']:,} parameters, final loss {record['final_loss']:.3f}, "
+                  f"{record['seconds']:.0f}s, weights sha256 {record['weights_sha256'][:16]}")
+    return 0
+
+
+def parse_override_flat(text: str) -> dict:
+    from .config import parse_override
+
+    return parse_override(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tsr", description="Continual fine-tuning with Transfer-Selective Replay.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -140,6 +237,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("config", "Print a resolved config (defaults, preset, file and overrides).", cmd_config)
     p.add_argument("items", nargs="*", metavar="CONFIG | key=value")
+
+    p = add("probe", "Headroom audit and pairwise transfer matrix (the paper's probe protocol).", cmd_probe)
+    p.add_argument("items", nargs="*", metavar="CONFIG | key=value")
+    p.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
+    p.add_argument("--targets", help="comma-separated target tasks (default: all)")
+    p.add_argument("--sources", help="comma-separated source tasks for mixed arms (default: all)")
+    p.add_argument("--arms", help="comma-separated arms: target, full, mixed (default: all)")
+    p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel processes")
+    p.add_argument("--out", help="output folder (default: <out_dir>/probe-<stream>-<fingerprint>)")
+    p.add_argument("--signatures", action="store_true", help="also compare task signatures with the matrix")
+
+    p = add("pretrain-base", "Pretrain the bundled tiny base model from its seed.", cmd_pretrain)
+    p.add_argument("items", nargs="*", metavar="key=value", help="PretrainConfig overrides (seed, steps, hidden, ...)")
+    p.add_argument("--out", default="base", help="output folder (default: ./base)")
+    p.add_argument("--force", action="store_true", help="overwrite a non-empty output folder")
     return parser
 
 

@@ -51,6 +51,10 @@ class Reporter(Protocol):
     def task_end(self, t: int, plan: Plan, results: Results, seconds: float) -> None: ...
 
 
+class Log(Protocol):
+    def log(self, event: str, **fields) -> None: ...
+
+
 class Silent:
     def task_start(self, t: int, plan: Plan, info: dict) -> None:
         pass
@@ -61,12 +65,15 @@ class Silent:
     def task_end(self, t: int, plan: Plan, results: Results, seconds: float) -> None:
         pass
 
+    def log(self, event: str, **fields) -> None:
+        pass
+
 
 def evaluate_tasks(plan: Plan, indices: Sequence[int]) -> dict[int, Score]:
     return {i: evaluate(plan.learner, plan.tests[i], plan.cfg.eval.batch_size) for i in indices}
 
 
-def train_task(ctx: TaskContext, method: Method, run: RunDir, report: Reporter) -> None:
+def train_task(ctx: TaskContext, method: Method, run: Log, report: Reporter) -> None:
     """``train.steps`` optimiser steps on the batches the method draws."""
     cfg, learner = ctx.cfg, ctx.learner
     torch.manual_seed(derive_seed(cfg.seed, "torch", ctx.index))  # only LoRA dropout draws from it

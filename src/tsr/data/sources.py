@@ -19,7 +19,11 @@ from .orders import apply_order
 from .stream_spec import load_stream_file
 
 # name -> "module:function"; the function is build(root: Path | None, options: dict) -> Stream
-BENCHMARKS: Mapping[str, str] = MappingProxyType({})
+BENCHMARKS: Mapping[str, str] = MappingProxyType({
+    "synth-trace": "tsr.synth.streams:synth_trace",
+    "synth-numglue": "tsr.synth.streams:synth_numglue",
+    "synth": "tsr.synth.streams:synth_custom",
+})
 
 
 def benchmark_names() -> list[str]:

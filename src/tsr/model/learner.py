@@ -13,7 +13,7 @@ import torch
 
 from ..config import RunConfig
 from ..data.collate import Batch, Encoder
-from .adapter import Adapter, State, attach_lora, frozen_parameter_names
+from .adapter import Adapter, State, attach_lora, frozen_parameter_names, init_lora_weights
 from .backbone import Backbone, load_backbone
 
 
@@ -65,6 +65,11 @@ class Learner:
                 break
             tokens = torch.cat([tokens, torch.tensor([[nxt]], device=self.device)], dim=1)
         return out
+
+    def reset(self, seed: int) -> None:
+        """Move to the shared initialisation of ``seed`` (as if freshly built with that seed)."""
+        init_lora_weights(self.model, seed)
+        self.init_state = self.adapter.state()
 
     def train_mode(self, training: bool) -> None:
         """Dropout only matters when lora.dropout > 0; everything else is deterministic."""

@@ -1,0 +1,122 @@
+"""Pretraining the bundled base model (``tsr pretrain-base``).
+
+A small Qwen2-architecture causal LM with a byte-level BPE tokenizer, trained from scratch on
+the synthetic corpus of :mod:`tsr.synth.corpus`: the analogue of an instruction-tuned base
+meeting new tasks. Everything is derived from ``seed``: the tokenizer's training texts, the
+initial weights and every batch, so the same command with the same torch version and thread
+count reproduces the shipped checkpoint bit for bit (``pretrain.json`` records the weights'
+SHA-256 to check against).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+from .atomic import write_json
+from .model.tiny import save_pretrained, tiny_config, tiny_model, train_tokenizer
+from .rng import derive_seed, numpy_rng
+from .schema import require, to_plain
+from .synth.corpus import corpus_text
+
+
+@dataclass
+class PretrainConfig:
+    seed: int = 0
+    vocab_size: int = 1024
+    tokenizer_texts: int = 40000
+    hidden: int = 192
+    layers: int = 4
+    heads: int = 6
+    kv_heads: int = 2
+    intermediate: int = 512
+    steps: int = 4000
+    batch_size: int = 32
+    lr: float = 2e-3
+    warmup: int = 200
+    weight_decay: float = 0.01
+    max_length: int = 160
+    threads: int = 0
+
+    def check(self, path: str) -> None:
+        for key in ("vocab_size", "tokenizer_texts", "hidden", "layers", "heads", "kv_heads", "steps",
+                    "batch_size", "max_length"):
+            require(getattr(self, key) >= 1, key, "must be >= 1")
+        require(self.hidden % self.heads == 0, "heads", "must divide hidden")
+        require(self.heads % self.kv_heads == 0, "kv_heads", "must divide heads")
+        require(self.lr > 0, "lr", "must be > 0")
+
+
+def weights_sha256(model: torch.nn.Module) -> str:
+    h = hashlib.sha256()
+    for name, p in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(p.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def lr_at(step: int, cfg: PretrainConfig) -> float:
+    """Linear warm-up, then cosine decay to 10% of the peak."""
+    if step < cfg.warmup:
+        return cfg.lr * (step + 1) / cfg.warmup
+    progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
+    return cfg.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+def pretrain(cfg: PretrainConfig, out: Path, report: Callable[[int, float], None] | None = None) -> dict:
+    """Train the base and save it (HF format plus ``pretrain.json``) to ``out``."""
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    started = time.time()
+    text_rng = numpy_rng(cfg.seed, "pretrain", "tokenizer")
+    tokenizer = train_tokenizer([corpus_text(text_rng) for _ in range(cfg.tokenizer_texts)], cfg.vocab_size)
+    config = tiny_config("qwen2", len(tokenizer), hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads,
+                         kv_heads=cfg.kv_heads, intermediate=cfg.intermediate, eos_id=tokenizer.eos_token_id,
+                         max_positions=512)
+    model = tiny_model(config, seed=derive_seed(cfg.seed, "pretrain", "init") % 2**31)
+    for p in model.parameters():
+        p.requires_grad_(True)
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=cfg.lr, betas=(0.9, 0.95))
+    batches = numpy_rng(cfg.seed, "pretrain", "batches")
+    eos = tokenizer.eos_token
+    model.train()
+    losses: list[float] = []
+    for step in range(cfg.steps):
+        texts = [corpus_text(batches) + eos for _ in range(cfg.batch_size)]
+        enc = [tokenizer(t, add_special_tokens=False)["input_ids"][: cfg.max_length] for t in texts]
+        width = max(len(e) for e in enc)
+        ids = torch.full((len(enc), width), tokenizer.pad_token_id, dtype=torch.long)
+        labels = torch.full((len(enc), width), -100, dtype=torch.long)
+        for i, e in enumerate(enc):
+            ids[i, : len(e)] = torch.tensor(e)
+            labels[i, : len(e)] = torch.tensor(e)
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, cfg)
+        loss = model(input_ids=ids, attention_mask=(labels != -100).long(), labels=labels).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        losses.append(float(loss.detach()))
+        if report is not None:
+            report(step + 1, losses[-1])
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    save_pretrained(out, model, tokenizer)
+    record = {"config": to_plain(cfg), "final_loss": sum(losses[-50:]) / min(50, len(losses)),
+              "parameters": sum(p.numel() for p in model.parameters()), "weights_sha256": weights_sha256(model),
+              "torch": torch.__version__, "threads": torch.get_num_threads(),
+              "seconds": round(time.time() - started, 1)}
+    write_json(Path(out) / "pretrain.json", record)
+    return record

@@ -1,0 +1,176 @@
+"""The probe protocol of the reference paper (§4.1): three kinds of training run per target.
+
+For a target task at budget N, every arm trains a fresh adapter from the shared
+initialisation for the same number of steps with the same seeds:
+
+``target``     the N target examples alone;
+``full``       10N target examples (a superset of the N, drawn from the same permutation);
+``mixed:J``    a 50/50 mixture of source J's whole pool with the N target examples (each step
+               draws its batch from the source with probability 1/2, i.e. ER with alpha = 1/2
+               and the source pool as the only replay data).
+
+Each arm's score on the target's test set is saved as one JSON file, so an interrupted probe
+resumes where it stopped; arms fan out over worker processes. :mod:`tsr.transfer` turns the
+saved arms into headroom and the pairwise transfer matrix.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing as mp
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+import torch
+
+from .atomic import write_json, write_text
+from .config import RunConfig, dump_yaml
+from .data.example import Example, Stream, Task
+from .data.sampling import draw_indices
+from .data.sources import load_stream
+from .engine import Silent, train_task
+from .errors import ConfigError
+from .evaluation import evaluate
+from .memory import TaskMemory, TaskRecord
+from .methods.base import NoParams
+from .methods.context import TaskContext
+from .methods.er import ER, ERParams
+from .methods.seqft import SeqFT
+from .model.learner import Learner, build_learner
+from .rng import numpy_rng
+from .teacher import Teachers
+
+ARMS = ("target", "full", "mixed")
+FULL_FACTOR = 10
+
+
+@dataclass(frozen=True)
+class Job:
+    target: str
+    arm: str
+    seed: int
+    source: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.arm if self.source is None else f"{self.arm}:{self.source}"
+
+    @property
+    def key(self) -> str:
+        safe = lambda s: "".join(c if c.isalnum() or c in "-_." else "_" for c in s)  # noqa: E731
+        return f"{safe(self.target)}__{safe(self.label)}__s{self.seed}"
+
+
+def plan_jobs(stream: Stream, seeds: Iterable[int], targets: list[str] | None = None,
+              sources: list[str] | None = None, arms: Iterable[str] = ARMS) -> list[Job]:
+    """Every (target, arm, seed) the probe needs; ``mixed`` pairs each target with each source."""
+    names = stream.names
+    for group, label in ((targets, "targets"), (sources, "sources")):
+        unknown = [n for n in group or [] if n not in names]
+        if unknown:
+            raise ConfigError(f"--{label}: unknown task {unknown[0]!r} (tasks: {', '.join(names)})")
+    bad = [a for a in arms if a not in ARMS]
+    if bad:
+        raise ConfigError(f"--arms: unknown arm {bad[0]!r} (valid: {', '.join(ARMS)})")
+    jobs = []
+    for target in targets or names:
+        for seed in seeds:
+            for arm in arms:
+                if arm == "mixed":
+                    jobs += [Job(target, arm, seed, s) for s in sources or names if s != target]
+                else:
+                    jobs.append(Job(target, arm, seed))
+    return jobs
+
+
+def arm_examples(task: Task, budget: int, arm: str, seed: int) -> list[Example]:
+    """The target examples an arm trains on: N, or 10N from the same permutation."""
+    n = budget * FULL_FACTOR if arm == "full" else budget
+    if n > len(task.pool):
+        raise ConfigError(f"task {task.name!r} has {len(task.pool)} training examples; the "
+                          f"{arm!r} arm needs {n} (stream.budget={budget})")
+    return [task.pool[i] for i in draw_indices(len(task.pool), n, numpy_rng(seed, "budget", task.name))]
+
+
+def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: dict) -> dict:
+    """Train one arm from the shared initialisation of its seed and score the target."""
+    started = time.time()
+    learner.reset(job.seed)
+    learner.adapter.load(learner.init_state)
+    seeded = dataclasses.replace(cfg, seed=job.seed)
+    task = stream.task(job.target)
+    memory = TaskMemory()
+    if job.arm == "mixed":
+        source = stream.task(job.source)
+        memory.add(TaskRecord(0, source.name, source.kind.value, None, source.pool, learner.init_state))
+        method = ER(ERParams(alpha=0.5))
+    else:
+        method = SeqFT(NoParams())
+    examples = arm_examples(task, cfg.stream.budget, job.arm, job.seed)
+    ctx = TaskContext(1, task, examples, learner, memory, seeded, Teachers(learner, "batch"))
+    train_task(ctx, method, Silent(), Silent())
+    if job.target not in tests:
+        tests[job.target] = learner.encoder.encode_all(task.test[: cfg.stream.test_cap], f"task {task.name!r} (test)")
+    score = evaluate(learner, tests[job.target], cfg.eval.batch_size)
+    return {"target": job.target, "arm": job.arm, "source": job.source, "seed": job.seed,
+            "kind": task.kind.value, "acc": score.acc, "loss": score.loss, "n": score.n,
+            "seconds": round(time.time() - started, 2)}
+
+
+# -- worker processes -------------------------------------------------------------------------
+_STATE: dict = {}
+
+
+def _init_worker(cfg: RunConfig, threads: int) -> None:
+    torch.set_num_threads(threads)
+    os.environ["TOKENIZERS_PARALLELISM"] = "false"
+    _STATE["cfg"] = cfg
+    _STATE["stream"] = load_probe_stream(cfg)
+    _STATE["learner"] = build_learner(cfg)
+    _STATE["tests"] = {}
+
+
+def _work(args: tuple[Job, str]) -> dict:
+    job, folder = args
+    result = run_job(_STATE["learner"], _STATE["cfg"], _STATE["stream"], job, _STATE["tests"])
+    write_json(Path(folder) / f"{job.key}.json", result)
+    return result
+
+
+def load_probe_stream(cfg: RunConfig) -> Stream:
+    return load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options, "canonical", cfg.seed)
+
+
+def probe_dir(cfg: RunConfig, stream: Stream) -> Path:
+    base = dataclasses.replace(cfg, method={"name": "seqft"}, seed=0)
+    return Path(cfg.out_dir) / f"probe-{stream.name}-{base.fingerprint()}"
+
+
+def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
+              progress: Callable[[dict, int, int], None] | None = None) -> list[dict]:
+    """Run the jobs not yet saved under ``out/arms``; return every saved result."""
+    arms_dir = Path(out) / "arms"
+    arms_dir.mkdir(parents=True, exist_ok=True)
+    write_text(Path(out) / "config.yaml", dump_yaml(dataclasses.replace(cfg, method={"name": "seqft"})))
+    todo = [j for j in jobs if not (arms_dir / f"{j.key}.json").is_file()]
+    done = len(jobs) - len(todo)
+    if todo:
+        threads = max(1, (os.cpu_count() or 1) // max(1, workers))
+        if workers <= 1:
+            _init_worker(cfg, threads if cfg.model.threads == 0 else cfg.model.threads)
+            results = map(_work, [(j, str(arms_dir)) for j in todo])
+            for result in results:
+                done += 1
+                if progress:
+                    progress(result, done, len(jobs))
+        else:
+            with mp.get_context("spawn").Pool(workers, _init_worker, (cfg, threads)) as pool:
+                for result in pool.imap_unordered(_work, [(j, str(arms_dir)) for j in todo]):
+                    done += 1
+                    if progress:
+                        progress(result, done, len(jobs))
+    return [json.loads((arms_dir / f"{j.key}.json").read_text(encoding="utf-8")) for j in jobs]

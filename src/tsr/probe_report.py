@@ -1,0 +1,48 @@
+"""Writing a probe's results: headroom, the transfer matrix (JSON, CSV, markdown, PNG) and,
+for synthetic streams, the check of the measured matrix against the designed relations."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .atomic import write_json, write_text
+from .data.example import Stream
+from .heatmap import save_heatmap
+from .transfer import (check_relations, column_best, headroom, headroom_markdown, matrix_csv,
+                       matrix_markdown, transfer_matrix)
+
+
+def designed_relations(stream_source: str, options: dict) -> dict[str, dict[str, str]] | None:
+    """The relation table of a synthetic stream, or None for other streams."""
+    if not stream_source.startswith("synth"):
+        return None
+    from .synth.spec import relation_table
+    from .synth.streams import resolve_spec
+
+    return relation_table(resolve_spec(stream_source, options))
+
+
+def write_report(out: Path, arms: list[dict], stream: Stream, relations: dict | None = None,
+                 signatures: dict | None = None) -> dict:
+    out = Path(out)
+    order = stream.names
+    kinds = {t.name: t.kind.value for t in stream}
+    report: dict = {"tasks": order, "kinds": kinds}
+    if any(a["arm"] == "full" for a in arms):
+        rows = headroom(arms)
+        report["headroom"] = rows
+        write_text(out / "headroom.md", headroom_markdown(rows, order))
+    if any(a["arm"] == "mixed" for a in arms):
+        matrix = transfer_matrix(arms)
+        report["matrix"] = matrix
+        report["column_best"] = column_best(matrix, kinds)
+        write_text(out / "matrix.md", matrix_markdown(matrix, kinds, order))
+        write_text(out / "matrix.csv", matrix_csv(matrix, kinds))
+        save_heatmap(matrix, kinds, order, out / "matrix.png", title=f"transfer matrix · {stream.name}")
+        if relations:
+            report["relations"] = relations
+            report["relation_checks"] = check_relations(matrix, kinds, relations)
+    if signatures:
+        report["signatures"] = signatures
+    write_json(out / "report.json", report)
+    return report

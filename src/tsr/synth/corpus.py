@@ -1,0 +1,133 @@
+"""The pretraining corpus of the bundled base: the synthetic language and the instruction format.
+
+It teaches what an instruction-tuned base brings to a new task: the words, ordinary
+sentences, and how to answer ``Task: / Input: / Answer:`` prompts, through instruction
+families that are *held out* from the benchmark (copying, counting, finding a name,
+comparing numbers, rewriting a given word ...). It never teaches the benchmark's rules:
+adjectives, nouns and rare verbs occur uniformly in every context (so their hidden tone,
+kind and synonym cannot be inferred), no two numbers are ever added, and the benchmark's
+label words occur only inside ordinary sentences, never as an answer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .families import pick, prompt
+from .lexicon import (ADJECTIVES, LABEL_WORDS, NAMES, NOUNS, NUMBER_WORDS, PLACES, RARE_VERBS, VERBS)
+
+Rng = np.random.Generator
+ALL_VERBS = VERBS + RARE_VERBS
+
+
+def sentence(rng: Rng) -> str:
+    """One ordinary sentence of the synthetic language."""
+    name, name2 = pick(rng, NAMES), pick(rng, NAMES)
+    verb, adj, noun, place = pick(rng, ALL_VERBS), pick(rng, ADJECTIVES), pick(rng, NOUNS), pick(rng, PLACES)
+    n = int(rng.integers(0, 30))
+    shape = int(rng.integers(12))
+    if shape == 0:
+        return f"{name} {verb} the {adj} {noun} at the {place}."
+    if shape == 1:
+        return f"At the {place}, {name} {verb} a {noun} and {name2} watched."
+    if shape == 2:
+        return f"The {noun} near the {place} was {adj}, said {name}."
+    if shape == 3:
+        return f"{name} saw {n} {noun}s in the {place}."
+    if shape == 4:
+        return f"{name} called the {noun} {adj} and {name2} {verb} it."
+    if shape == 5:
+        return f"The council met at the {place} and {name} {verb} the {noun}."
+    if shape == 6:
+        return f"A visitor from the {place} said the {noun} felt {adj}."
+    if shape == 7:
+        return f"{name} {verb} {n} {noun}s before noon."
+    if shape == 8:
+        return f"Later {name} {verb} the {noun}. Finally {name2} {verb} it again."
+    if shape == 9:
+        return f"def {pick(rng, ('total', 'collect', 'tally', 'gather', 'keep'))}({pick(rng, ('items', 'values', 'rows'))}):"
+    label = pick(rng, LABEL_WORDS)
+    return pick(rng, (
+        f"{name} spoke in {label} of the {noun} at the {place}.",
+        f"The word {label} was written on the {adj} {noun}.",
+        f"{name} said {label} twice near the {place}.",
+        f"There was a {label} sign by the {noun}.",
+    )) if shape == 10 else f"{name} and {name2} talked about {label} and the {noun}."
+
+
+def _words(rng: Rng, k: int) -> list[str]:
+    pools = (NOUNS, ADJECTIVES, PLACES, VERBS)
+    return [pick(rng, pools[int(rng.integers(len(pools)))]) for _ in range(k)]
+
+
+def instruction(rng: Rng) -> str:
+    """One held-out instruction example with its answer."""
+    family = int(rng.integers(16))
+    if family == 0:
+        s = sentence(rng)
+        return prompt("Repeat the input.", s) + " " + s
+    if family == 1:
+        ws = _words(rng, int(rng.integers(2, 6)))
+        return prompt("Reverse the order of the words.", " ".join(ws)) + " " + " ".join(reversed(ws))
+    if family == 2:
+        ws = _words(rng, int(rng.integers(1, 10)))
+        return prompt("How many words are in the input?", " ".join(ws)) + f" {len(ws)}"
+    if family == 3:
+        ws = _words(rng, int(rng.integers(2, 6)))
+        which = pick(rng, ("first", "last"))
+        return prompt(f"What is the {which} word of the input?", " ".join(ws)) + " " + (ws[0] if which == "first" else ws[-1])
+    if family == 4:
+        ws = _words(rng, 3)
+        name = pick(rng, NAMES)
+        ws.insert(int(rng.integers(4)), name)
+        return prompt("Which word in the input is a name?", " ".join(ws)) + " " + name
+    if family == 5:
+        place = pick(rng, PLACES)
+        s = f"{pick(rng, NAMES)} {pick(rng, ALL_VERBS)} the {pick(rng, NOUNS)} at the {place}."
+        return prompt("Where did it happen?", s) + " " + place
+    if family == 6:
+        ws = _words(rng, 4)
+        probe = pick(rng, ws) if rng.random() < 0.5 else _words(rng, 1)[0]
+        return prompt(f"Is the word {probe} in the input?", " ".join(ws)) + (" true" if probe in ws else " false")
+    if family == 7:
+        a, b = (int(x) for x in rng.integers(0, 60, size=2))
+        return prompt("Which number is larger?", f"{a} or {b}") + f" {max(a, b)}"
+    if family == 8:
+        ns = [int(x) for x in rng.integers(0, 40, size=int(rng.integers(2, 6)))]
+        return prompt("Sort the numbers from small to large.", " ".join(map(str, ns))) + " " + " ".join(map(str, sorted(ns)))
+    if family == 9:
+        a, b = _words(rng, 2)
+        return prompt("Which word comes first in the alphabet?", f"{a} or {b}") + " " + min(a, b)
+    if family == 10:
+        n = int(rng.integers(0, len(NUMBER_WORDS)))
+        if rng.random() < 0.5:
+            return prompt("Write the number in digits.", NUMBER_WORDS[n]) + f" {n}"
+        return prompt("Write the number in words.", str(n)) + " " + NUMBER_WORDS[n]
+    if family == 11:
+        old, new = pick(rng, NOUNS), pick(rng, NOUNS)
+        s = f"{pick(rng, NAMES)} {pick(rng, ALL_VERBS)} the {pick(rng, ADJECTIVES)} {old} near the {pick(rng, PLACES)}."
+        return prompt(f"Replace the word {old} with {new}.", s) + " " + s.replace(old, new)
+    if family == 12:
+        place, noun = pick(rng, PLACES), pick(rng, NOUNS)
+        first = rng.random() < 0.5
+        text = f"(A) {place} (B) {noun}" if first else f"(A) {noun} (B) {place}"
+        return prompt("Which option is a place?", text) + (" A" if first else " B")
+    if family == 13:
+        name, verb, noun = pick(rng, NAMES), pick(rng, ALL_VERBS), pick(rng, NOUNS)
+        s = f"{name} {verb} the {noun} while {pick(rng, NAMES)} waited at the {pick(rng, PLACES)}."
+        return prompt(f"Who {verb} the {noun}?", s) + " " + name
+    if family == 14:
+        ws = _words(rng, 4)
+        i, j = (int(x) for x in rng.choice(4, size=2, replace=False))
+        side = "left" if i < j else "right"
+        return prompt(f"Is {ws[i]} to the left or right of {ws[j]}?", " ".join(ws)) + " " + side
+    code = "\n".join(f"    {pick(rng, ('x', 'acc', 'out', 'v'))} = {pick(rng, ('x', 'acc', 'v'))} + {int(rng.integers(10))}"
+                     for _ in range(int(rng.integers(1, 4))))
+    return prompt("Copy the code.", code) + " " + code.strip()
+
+
+def corpus_text(rng: Rng, instruction_share: float = 0.6) -> str:
+    """One training text: an instruction example, or one to three ordinary sentences."""
+    if rng.random() < instruction_share:
+        return instruction(rng)
+    return " ".join(sentence(rng) for _ in range(int(rng.integers(1, 4))))

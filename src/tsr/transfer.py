@@ -1,0 +1,174 @@
+"""Headroom, the pairwise transfer matrix, and checks against designed relations.
+
+Pure functions of the saved probe arms (:mod:`tsr.probe`). Scores are exact-match accuracy
+for classification targets and answer loss for generation targets. Every difference is
+paired by seed (the arms of one seed share the shared initialisation and the target's N
+examples) and reported as mean and standard error over seeds.
+
+- ``headroom_t = S_t(10N) - S_t(N)`` (reference paper, Eq. 1); for a generation target the
+  loss gap ``L_t(N) - L_t(10N)``, so that positive always means room to improve.
+- ``transfer(j -> t) = S_t(mixed j) - S_t(N)``: Delta accuracy for classification targets,
+  Delta loss for generation targets (negative = the source helps, as in the paper's Table 1).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+Arms = list[dict]
+
+
+@dataclass(frozen=True)
+class Stat:
+    mean: float
+    se: float
+    n: int
+
+    def to_dict(self) -> dict:
+        return {"mean": self.mean, "se": self.se, "n": self.n}
+
+
+def stat(values: list[float]) -> Stat:
+    if not values:
+        return Stat(math.nan, math.nan, 0)
+    se = statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else math.nan
+    return Stat(statistics.fmean(values), se, len(values))
+
+
+def metric(kind: str) -> str:
+    return "acc" if kind == "classification" else "loss"
+
+
+def _by(arms: Arms) -> dict[tuple, dict]:
+    return {(a["target"], a["arm"], a["source"], a["seed"]): a for a in arms}
+
+
+def _paired(arms: Arms, target: str, arm: str, source: str | None, base_arm: str = "target") -> list[float]:
+    index = _by(arms)
+    diffs = []
+    for (t, a, s, seed), row in index.items():
+        if t == target and a == arm and s == source:
+            base = index.get((target, base_arm, None, seed))
+            if base is not None:
+                key = metric(row["kind"])
+                diffs.append(row[key] - base[key])
+    return diffs
+
+
+def headroom(arms: Arms) -> dict[str, dict]:
+    """Per target: S(N), S(10N) and the paired headroom (positive = room to improve)."""
+    out = {}
+    for target in sorted({a["target"] for a in arms}):
+        rows = [a for a in arms if a["target"] == target]
+        kind = rows[0]["kind"]
+        key = metric(kind)
+        sign = 1.0 if kind == "classification" else -1.0
+        diffs = [sign * d for d in _paired(arms, target, "full", None)]
+        out[target] = {"kind": kind, "metric": key,
+                       "target": stat([a[key] for a in rows if a["arm"] == "target"]).to_dict(),
+                       "full": stat([a[key] for a in rows if a["arm"] == "full"]).to_dict(),
+                       "headroom": stat(diffs).to_dict()}
+    return out
+
+
+def transfer_matrix(arms: Arms) -> dict[str, dict[str, dict]]:
+    """``matrix[target][source]`` = paired Delta of the mixed arm over the target arm."""
+    matrix: dict[str, dict[str, dict]] = {}
+    for target in sorted({a["target"] for a in arms}):
+        sources = sorted({a["source"] for a in arms if a["target"] == target and a["arm"] == "mixed"})
+        matrix[target] = {s: stat(_paired(arms, target, "mixed", s)).to_dict() for s in sources}
+    return matrix
+
+
+def benefit(delta: float, kind: str) -> float:
+    """Delta oriented so that positive always means 'the source helps'."""
+    return delta if kind == "classification" else -delta
+
+
+def column_best(matrix: dict[str, dict[str, dict]], kinds: dict[str, str]) -> dict[str, str]:
+    return {t: max(cells, key=lambda s: benefit(cells[s]["mean"], kinds[t]))
+            for t, cells in matrix.items() if cells}
+
+
+def check_relations(matrix: dict[str, dict[str, dict]], kinds: dict[str, str],
+                    relations: dict[str, dict[str, str]]) -> list[dict]:
+    """The designed relations against the measured matrix, one row per target with a partner
+    or a conflict.
+
+    - a partner passes if it is the column's best source or within one standard error of it;
+    - a conflict passes if it is significantly harmful: its benefit plus two standard errors
+      is still below zero;
+    - the unrelated sources pass if their mean absolute benefit is smaller than the mean
+      benefit of the partners.
+    """
+    best = column_best(matrix, kinds)
+    rows = []
+    for target, cells in matrix.items():
+        kind = kinds[target]
+        rel = {s: relations.get(s, {}).get(target, "unrelated") for s in cells}
+        partners = [s for s in cells if rel[s] == "partner"]
+        conflicts = [s for s in cells if rel[s] == "conflict"]
+        unrelated = [s for s in cells if rel[s] == "unrelated"]
+        if not partners and not conflicts:
+            continue
+        top = benefit(cells[best[target]]["mean"], kind)
+        row = {"target": target, "best": best[target], "partners": {}, "conflicts": {}}
+        for s in partners:
+            b, se = benefit(cells[s]["mean"], kind), cells[s]["se"]
+            row["partners"][s] = {"benefit": b, "se": se, "pass": s == best[target] or top - b <= se}
+        for s in conflicts:
+            b, se = benefit(cells[s]["mean"], kind), cells[s]["se"]
+            row["conflicts"][s] = {"benefit": b, "se": se, "pass": b + 2 * se < 0}
+        if partners and unrelated:
+            u = statistics.fmean(abs(benefit(cells[s]["mean"], kind)) for s in unrelated)
+            p = statistics.fmean(benefit(cells[s]["mean"], kind) for s in partners)
+            row["unrelated"] = {"mean_abs_benefit": u, "partner_mean_benefit": p, "pass": u < p}
+        rows.append(row)
+    return rows
+
+
+def _f(x: float, signed: bool = True) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:+.3f}" if signed else f"{x:.3f}"
+
+
+def matrix_markdown(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], order: list[str]) -> str:
+    """Rows are sources, columns targets (as in the paper's Table 1); bold = column best."""
+    best = column_best(matrix, kinds)
+    targets = [t for t in order if t in matrix]
+    head = "| source \\ target | " + " | ".join(f"{t}{' (L)' if kinds[t] == 'generation' else ''}" for t in targets) + " |"
+    lines = [head, "|---|" + "---|" * len(targets)]
+    for s in order:
+        cells = []
+        for t in targets:
+            if s == t or s not in matrix[t]:
+                cells.append("—")
+                continue
+            c = matrix[t][s]
+            text = f"{_f(c['mean'])} ± {_f(c['se'], False)}"
+            cells.append(f"**{text}**" if best.get(t) == s else text)
+        lines.append(f"| {s} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def matrix_csv(matrix: dict[str, dict[str, dict]], kinds: dict[str, str]) -> str:
+    best = column_best(matrix, kinds)
+    rows = ["source,target,kind,metric,delta,se,n,column_best"]
+    for t, cells in matrix.items():
+        for s, c in cells.items():
+            rows.append(f"{s},{t},{kinds[t]},{metric(kinds[t])},{c['mean']:.6f},{c['se']:.6f},{c['n']},"
+                        f"{int(best.get(t) == s)}")
+    return "\n".join(rows) + "\n"
+
+
+def headroom_markdown(rows: dict[str, dict], order: list[str]) -> str:
+    lines = ["| task | metric | S(N) | S(10N) | headroom ± se |", "|---|---|---|---|---|"]
+    for t in order:
+        if t in rows:
+            r = rows[t]
+            lines.append(f"| {t} | {r['metric']} | {_f(r['target']['mean'], False)} | {_f(r['full']['mean'], False)} "
+                         f"| {_f(r['headroom']['mean'])} ± {_f(r['headroom']['se'], False)} |")
+    return "\n".join(lines) + "\n"

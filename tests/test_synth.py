@@ -1,0 +1,120 @@
+"""The synthetic benchmark: determinism, designed relations, hidden attributes, config errors."""
+
+import pytest
+
+from tsr.data.sources import load_stream
+from tsr.errors import ConfigError
+from tsr.synth.corpus import corpus_text
+from tsr.synth.lexicon import ADJECTIVES, LABEL_WORDS, NOUNS, RARE_VERBS, Lexicon
+from tsr.synth.spec import SynthSpec, SynthTask, load_spec, relation_table
+from tsr.synth.streams import SYNTH_NUMGLUE, SYNTH_TRACE, build_stream
+
+
+def test_shipped_streams_have_the_promised_shape():
+    trace = load_stream("synth-trace")
+    kinds = [t.kind.value for t in trace]
+    assert len(trace) == 8 and kinds.count("classification") == 5 and kinds.count("generation") == 3
+    assert all(len(t.pool) == 500 and len(t.test) == 500 for t in trace)
+    numglue = load_stream("synth-numglue")
+    assert len(numglue) == 8 and all(t.kind.value == "classification" for t in numglue)
+
+
+def test_generation_is_deterministic_and_seeded():
+    a, b = load_stream("synth-trace"), load_stream("synth-trace")
+    assert a.tasks == b.tasks
+    c = load_stream("synth-trace", options={"data_seed": 1})
+    assert c.task("stance").pool != a.task("stance").pool
+
+
+def test_designed_relations_of_synth_trace():
+    rel = relation_table(SYNTH_TRACE)
+    assert rel["policy"]["stance"] == rel["stance"]["policy"] == "partner"
+    assert rel["irony"]["stance"] == rel["stance"]["irony"] == "conflict"
+    assert rel["irony"]["policy"] == "partner"
+    assert rel["arith-cm"]["arith-ds"] == rel["arith-ds"]["arith-cm"] == "partner"
+    for gen in ("summary", "code", "simplify"):
+        assert set(rel[gen].values()) == {"unrelated"}
+    # every target has at least one unrelated source
+    assert all("unrelated" in {rel[s][t] for s in rel if s != t} for t in rel)
+    assert set(relation_table(SYNTH_NUMGLUE)["ng1-word"].values()) == {"partner"}
+
+
+def test_labels_follow_the_hidden_tone():
+    lex = Lexicon(0)
+    stance, irony = load_stream("synth-trace").task("stance"), load_stream("synth-trace").task("irony")
+    flip = {" favor": " against", " against": " favor", " none": " none"}
+    for ex in stance.pool[:50]:
+        adjective = next(w.strip(".") for w in ex.prompt.split() if w.strip(".") in ADJECTIVES)
+        expected = {"positive": " favor", "negative": " against", "neutral": " none"}[lex.tone[adjective]]
+        assert ex.answer == expected
+    for ex in irony.pool[:50]:
+        adjective = next(w.strip(".") for w in ex.prompt.split() if w.strip(".") in ADJECTIVES)
+        assert ex.answer == flip[{"positive": " favor", "negative": " against", "neutral": " none"}[lex.tone[adjective]]]
+
+
+def test_addition_answers_are_sums():
+    for ex in load_stream("synth-numglue").task("ng8-sum").pool[:30]:
+        a, b = (int(x) for x in ex.prompt.split("Input: ")[1].split("\n")[0].split(" plus "))
+        assert ex.answer == f" {a + b}"
+
+
+def test_pretraining_corpus_never_reveals_a_rule():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    texts = [corpus_text(rng) for _ in range(3000)]
+    answers = [t.split("Answer:")[1] for t in texts if "Answer:" in t]
+    label_answers = {a.strip() for a in answers} & set(LABEL_WORDS)
+    assert not label_answers  # label words never answer a pretraining instruction
+    assert any(w in " ".join(texts).split() for w in LABEL_WORDS)  # but they are ordinary words
+    lex = Lexicon(0)
+    # an adjective's hidden tone does not change which sentences it appears in
+    positive = set(lex.words_with("tone", "positive"))
+    joined = " ".join(texts)
+    assert sum(joined.count(f" {w} ") for w in positive) > 100
+    assert "plus" not in joined and " + " not in joined.replace("x + ", "").replace("acc + ", "").replace("v + ", "")
+    assert set(RARE_VERBS) <= set(joined.replace(".", " ").split())
+    assert set(NOUNS) <= set(joined.replace(".", " ").replace("s ", " ").split()) | set(joined.split())
+
+
+@pytest.mark.parametrize("task,fragment", [
+    (dict(name="a", family="magic", template="x"), "unknown family 'magic'"),
+    (dict(name="a", family="polarity", template="nope", attribute="tone"), "unknown template 'nope'"),
+    (dict(name="a", family="polarity", template="stance", attribute="tone",
+          labels={"positive": "favor", "negative": "favor", "neutral": "none"}), "label word 'favor' is used for two classes"),
+    (dict(name="a", family="polarity", template="stance", attribute="tone",
+          labels={"positive": "favor", "negative": "against"}), "must map each class"),
+    (dict(name="a", family="polarity", template="stance", attribute="tone",
+          labels={"positive": "zebra", "negative": "against", "neutral": "none"}), "'zebra' is not a word"),
+    (dict(name="a", family="addition", template="sum", labels={"x": "y"}), "takes no label words"),
+    (dict(name="a", family="addition", template="sum", max_operand=12), "max_operand"),
+])
+def test_inconsistent_generator_configs_are_one_line_errors(tmp_path, task, fragment):
+    import yaml
+
+    path = tmp_path / "g.yaml"
+    path.write_text(yaml.safe_dump({"name": "g", "tasks": [task]}))
+    with pytest.raises(ConfigError) as err:
+        load_spec(path)
+    assert fragment in str(err.value) and "g.yaml" in str(err.value)
+
+
+def test_custom_stream_from_a_generator_config(tmp_path):
+    import yaml
+
+    path = tmp_path / "g.yaml"
+    path.write_text(yaml.safe_dump({"name": "mine", "pool": 20, "test": 10, "tasks": [
+        {"name": "tools", "family": "choice", "template": "science", "attribute": "kind"},
+        {"name": "shelf", "family": "polarity", "template": "inventory", "attribute": "kind",
+         "labels": {"tool": "more", "food": "less", "animal": "same"}},
+    ]}))
+    stream = load_stream("synth", options={"spec": str(path)})
+    assert stream.names == ["tools", "shelf"] and len(stream.task("tools").pool) == 20
+    assert relation_table(load_spec(path))["tools"]["shelf"] == "partner"
+    with pytest.raises(ConfigError, match="unknown config key 'stream.options.colour'"):
+        load_stream("synth-trace", options={"colour": 1})
+
+
+def test_unknown_stream_names_list_the_valid_ones():
+    with pytest.raises(ConfigError, match="synth-trace"):
+        load_stream("synth-tracee")

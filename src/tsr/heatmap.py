@@ -34,8 +34,7 @@ def save_heatmap(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], orde
             if s in matrix[t]:
                 values[i, j] = benefit(matrix[t][s]["mean"], kinds[t]) / scale
     fig, ax = plt.subplots(figsize=(1.1 * len(targets) + 2.5, 0.6 * len(sources) + 1.8))
-    cmap = matplotlib.colormaps["RdYlGn"].copy()
-    cmap.set_bad("#eeeeee")
+    cmap = matplotlib.colormaps["RdYlGn"].with_extremes(bad="#eeeeee")
     ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=-1, vmax=1, aspect="auto")
     best = column_best(matrix, kinds)
     for j, t in enumerate(targets):

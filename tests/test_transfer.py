@@ -1,0 +1,56 @@
+"""Headroom, the transfer matrix and the relation checks, on arms written by hand."""
+
+import math
+
+import pytest
+
+from tsr.transfer import (check_relations, column_best, headroom, matrix_csv, matrix_markdown,
+                          transfer_matrix)
+
+
+def arm(target, kind, arm_, seed, acc, loss=1.0, source=None):
+    return {"target": target, "kind": kind, "arm": arm_, "source": source, "seed": seed, "acc": acc, "loss": loss}
+
+
+ARMS = [
+    arm("t", "classification", "target", 0, 0.40), arm("t", "classification", "target", 1, 0.50),
+    arm("t", "classification", "full", 0, 0.90), arm("t", "classification", "full", 1, 0.80),
+    arm("t", "classification", "mixed", 0, 0.60, source="p"), arm("t", "classification", "mixed", 1, 0.66, source="p"),
+    arm("t", "classification", "mixed", 0, 0.20, source="c"), arm("t", "classification", "mixed", 1, 0.30, source="c"),
+    arm("t", "classification", "mixed", 0, 0.42, source="u"), arm("t", "classification", "mixed", 1, 0.49, source="u"),
+    arm("g", "generation", "target", 0, 0.0, 2.0), arm("g", "generation", "full", 0, 0.0, 1.5),
+    arm("g", "generation", "mixed", 0, 0.0, 1.8, source="t"),
+]
+
+
+def test_headroom_is_paired_by_seed():
+    h = headroom(ARMS)
+    assert h["t"]["headroom"]["mean"] == pytest.approx((0.5 + 0.3) / 2)
+    assert h["t"]["headroom"]["se"] == pytest.approx(math.sqrt(((0.1) ** 2 * 2) / 1) / math.sqrt(2))
+    # for generation the loss gap, positive = room to improve
+    assert h["g"]["metric"] == "loss" and h["g"]["headroom"]["mean"] == pytest.approx(0.5)
+    assert math.isnan(h["g"]["headroom"]["se"])  # one seed: no standard error
+
+
+def test_transfer_matrix_and_column_best():
+    m = transfer_matrix(ARMS)
+    assert m["t"]["p"]["mean"] == pytest.approx((0.20 + 0.16) / 2)
+    assert m["t"]["c"]["mean"] == pytest.approx((-0.20 - 0.20) / 2)
+    assert m["g"]["t"]["mean"] == pytest.approx(-0.2)  # delta loss: negative helps
+    kinds = {"t": "classification", "g": "generation"}
+    assert column_best(m, kinds) == {"t": "p", "g": "t"}
+    md = matrix_markdown(m, kinds, ["t", "p", "c", "u", "g"])
+    assert "**+0.180 ± 0.020**" in md and "g (L)" in md
+    assert "p,t,classification,acc,0.180000" in matrix_csv(m, kinds)
+
+
+def test_relation_checks():
+    m = transfer_matrix(ARMS)
+    kinds = {"t": "classification", "g": "generation"}
+    relations = {"p": {"t": "partner"}, "c": {"t": "conflict"}, "u": {"t": "unrelated"}}
+    (row,) = check_relations(m, kinds, relations)
+    assert row["partners"]["p"]["pass"] and row["conflicts"]["c"]["pass"] and row["unrelated"]["pass"]
+    # a partner far below the best source fails
+    relations["u"] = {"t": "partner"}
+    (row,) = check_relations(m, kinds, relations)
+    assert not row["partners"]["u"]["pass"]

@@ -19,7 +19,13 @@ from .orders import apply_order
 from .stream_spec import load_stream_file
 
 # name -> "module:function"; the function is build(root: Path | None, options: dict) -> Stream
-BENCHMARKS: Mapping[str, str] = MappingProxyType({})
+BENCHMARKS: Mapping[str, str] = MappingProxyType({
+    "trace8": "tsr.data.trace:build_trace8",
+    "trace8_hub": "tsr.data.hub:build_trace8_hub",
+    "numglue8": "tsr.data.numglue:build_numglue8",
+    "pp15": "tsr.data.pp15:build_pp15",
+    "superni": "tsr.data.superni:build_superni",
+})
 
 
 def benchmark_names() -> list[str]:

@@ -35,7 +35,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from types import MappingProxyType
+from typing import Any, Callable, Mapping
 
 from ..errors import DataError
 from ..schema import require
@@ -44,7 +45,7 @@ from .example import Example, Stream, Task, TaskKind
 from .trace import TRACE8
 
 BENCHMARK = "trace8_hub"
-CSTANCE = {"支持": "favor", "反对": "against", "中立": "neutral"}
+CSTANCE: Mapping[str, str] = MappingProxyType({"支持": "favor", "反对": "against", "中立": "neutral"})
 FOMC = ("dovish", "hawkish", "neutral")
 LETTERS = "ABCDE"
 PROMPT_WORDS, LONG_PROMPT_WORDS, ANSWER_WORDS = 120, 200, 12
@@ -118,7 +119,7 @@ class Source:
     streaming: bool = False
 
 
-SOURCES: dict[str, Source] = {
+SOURCES: Mapping[str, Source] = MappingProxyType({
     "C-STANCE": Source("yfhe/C-STANCE-A", cstance, lambda r: r.get("Stance") in CSTANCE),
     "FOMC": Source("gtfintechlab/fomc_communication", fomc),
     "MeetingBank": Source("huuuyeah/meetingbank", meetingbank, lambda r: bool(r.get("summary") and r.get("transcript"))),
@@ -128,7 +129,7 @@ SOURCES: dict[str, Source] = {
     "NumGLUE-cm": Source("tasksource/num-glue", numglue),
     "NumGLUE-ds": Source("tasksource/num-glue", numglue),
     "20Minuten": Source("giuliadc/20minuten", minuten, lambda r: bool(r.get("reference-summary") and r.get("text"))),
-}
+})
 
 
 @dataclass

@@ -52,7 +52,8 @@ import re
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Literal, Mapping
 
 from ..errors import DataError
 from ..rng import numpy_rng
@@ -69,7 +70,7 @@ _NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)")
 _GROUPED = re.compile(r"[+-]?\d{1,3}(,\d{3})+(\.\d*)?")
 _PLACES = Decimal(1).scaleb(-9)
 
-TEMPLATES = {
+TEMPLATES: Mapping[str, str] = MappingProxyType({
     "math": "Solve the following math problem.\nQuestion:\n{question}\nAnswer:",
     "blank": "Fill in the blank (_____) in the following sentence.\nSentence:\n{question}\nAnswer:",
     "options": ("Answer the question by choosing one of the two options.\nQuestion:\n{question}\n"
@@ -77,11 +78,12 @@ TEMPLATES = {
     "passage": "Read the passage and answer the question.\nPassage:\n{passage}\nQuestion:\n{question}\nAnswer:",
     "nli": ("Read the two statements and answer the question.\nStatement 1:\n{statement1}\n"
             "Statement 2:\n{statement2}\nQuestion:\n{options}\nAnswer:"),
-}
-TYPE_TEMPLATE = {1: "math", 2: "math", 3: "options", 4: "blank", 5: "passage", 6: "passage",
-                 7: "nli", 8: "math"}
-FIELDS = {"math": ("question",), "blank": ("question",), "options": ("question", "Option1", "Option2"),
-          "passage": ("passage", "question"), "nli": ("statement1", "statement2", "options")}
+})
+TYPE_TEMPLATE: Mapping[int, str] = MappingProxyType({1: "math", 2: "math", 3: "options", 4: "blank", 5: "passage",
+                                                   6: "passage", 7: "nli", 8: "math"})
+FIELDS: Mapping[str, tuple[str, ...]] = MappingProxyType({
+    "math": ("question",), "blank": ("question",), "options": ("question", "Option1", "Option2"),
+    "passage": ("passage", "question"), "nli": ("statement1", "statement2", "options")})
 
 
 @dataclass

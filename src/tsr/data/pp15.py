@@ -39,7 +39,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Literal, Mapping
 
 from ..errors import DataError
 from .benchmark import parse_options, require_root, select_tasks
@@ -47,18 +48,18 @@ from .example import Example, Stream, Task, TaskKind
 from .records import read_json, read_json_array, require_mapping, string_field
 
 BENCHMARK = "pp15"
-GROUPS = {"yelp": "SC", "amazon": "SC", "IMDB": "SC", "SST-2": "SC", "agnews": "TC", "dbpedia": "TC",
+GROUPS: Mapping[str, str] = MappingProxyType({"yelp": "SC", "amazon": "SC", "IMDB": "SC", "SST-2": "SC", "agnews": "TC", "dbpedia": "TC",
           "yahoo": "TC", "MNLI": "NLI", "CB": "NLI", "RTE": "NLI", "QQP": "QQP", "BoolQA": "BoolQA",
-          "MultiRC": "MultiRC", "WiC": "WiC", "COPA": "COPA"}
+          "MultiRC": "MultiRC", "WiC": "WiC", "COPA": "COPA"})
 NO_INSTRUCTION = ("COPA",)
-ORDERS = {
+ORDERS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "order4": ("MNLI", "CB", "WiC", "COPA", "QQP", "BoolQA", "RTE", "IMDB", "yelp", "amazon", "SST-2",
                "dbpedia", "agnews", "MultiRC", "yahoo"),
     "order5": ("MultiRC", "BoolQA", "WiC", "MNLI", "CB", "COPA", "QQP", "RTE", "IMDB", "SST-2", "dbpedia",
                "agnews", "yelp", "amazon", "yahoo"),
     "order6": ("yelp", "amazon", "MNLI", "CB", "COPA", "QQP", "RTE", "IMDB", "SST-2", "dbpedia", "agnews",
                "yahoo", "MultiRC", "BoolQA", "WiC"),
-}
+})
 FILES = ("train.json", "test.json", "labels.json")
 
 

@@ -37,7 +37,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Literal, Mapping
 
 from ..errors import ConfigError, DataError
 from .benchmark import parse_options, require_root, select_tasks
@@ -45,7 +46,7 @@ from .example import Example, Stream, Task, TaskKind
 from .records import read_json, require_mapping, string_field
 
 BENCHMARK = "superni"
-ORDERS = {
+ORDERS: Mapping[str, tuple[str, ...]] = MappingProxyType({
     "order1": ("task1572_samsum_summary", "task363_sst2_polarity_classification",
                "task1290_xsum_summarization", "task181_outcome_extraction",
                "task002_quoref_answer_generation", "task1510_evalution_relation_extraction",
@@ -62,7 +63,7 @@ ORDERS = {
                "task181_outcome_extraction", "task511_reddit_tifu_long_text_summarization",
                "task002_quoref_answer_generation", "task1290_xsum_summarization",
                "task875_emotion_classification"),
-}
+})
 CLASSIFICATION = ("task363_sst2_polarity_classification", "task1687_sentiment140_classification",
                   "task875_emotion_classification", "task073_commonsenseqa_answer_generation")
 TEMPLATE = "Definition: {definition}\n\nNow complete the following example -\nInput: {input}\nOutput:"

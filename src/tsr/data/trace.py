@@ -35,7 +35,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import Any, Literal, Mapping
 
 from ..errors import DataError
 from .benchmark import parse_options, require_root, select_tasks
@@ -46,10 +47,10 @@ SPLITS = ("train", "eval", "test")
 BENCHMARK = "trace8"
 CLS, GEN = TaskKind.CLASSIFICATION, TaskKind.GENERATION
 # Canonical TRACE order (TRACE paper; reference paper's Setup) and the paper's task kinds.
-TRACE8: dict[str, TaskKind] = {
+TRACE8: Mapping[str, TaskKind] = MappingProxyType({
     "C-STANCE": CLS, "FOMC": CLS, "MeetingBank": GEN, "Py150": GEN,
     "ScienceQA": CLS, "NumGLUE-cm": CLS, "NumGLUE-ds": CLS, "20Minuten": GEN,
-}
+})
 # Tasks whose answers are a choice letter; their labels are the letters the files use.
 LETTER_TASKS = ("C-STANCE", "FOMC", "ScienceQA")
 _LETTER = re.compile(r"[A-Z]")

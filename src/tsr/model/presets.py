@@ -60,7 +60,7 @@ class Architecture:
     tie_word_embeddings: bool
     max_position_embeddings: int
     rms_norm_eps: float
-    extra: Mapping[str, Any] = field(default_factory=dict)  # other keys needed to rebuild it
+    extra: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))  # other keys to rebuild it
 
     @property
     def gqa_ratio(self) -> int:
@@ -78,8 +78,8 @@ class BackbonePreset:
     notes: str = ""
 
 
-_LLAMA3_ROPE = {"rope_type": "llama3", "factor": 32.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
-                "original_max_position_embeddings": 8192}
+_LLAMA3_ROPE = MappingProxyType({"rope_type": "llama3", "factor": 32.0, "high_freq_factor": 4.0,
+                                 "low_freq_factor": 1.0, "original_max_position_embeddings": 8192})
 
 BACKBONES: Mapping[str, BackbonePreset] = MappingProxyType({
     "qwen2.5-0.5b": BackbonePreset(
@@ -93,13 +93,13 @@ BACKBONES: Mapping[str, BackbonePreset] = MappingProxyType({
     "llama3.2-1b": BackbonePreset(
         "llama3.2-1b", "meta-llama/Llama-3.2-1B-Instruct", "bfloat16", 4, QKVO,
         Architecture("llama", 2048, 16, 32, 8, 8192, 128256, 64, 500_000.0, True, 131072, 1e-5,
-                     {"rope_scaling": _LLAMA3_ROPE}),
+                     MappingProxyType({"rope_scaling": _LLAMA3_ROPE})),
         "robustness check; gated on the hub (accept Meta's licence first)"),
     "gemma3-1b": BackbonePreset(
         "gemma3-1b", "google/gemma-3-1b-it", "bfloat16", 4, QKVO,
         Architecture("gemma3_text", 1152, 26, 4, 1, 6912, 262144, 256, 1_000_000.0, True, 32768, 1e-6,
-                     {"rope_local_base_freq": 10_000.0, "sliding_window": 512, "sliding_window_pattern": 6,
-                      "query_pre_attn_scalar": 256}),
+                     MappingProxyType({"rope_local_base_freq": 10_000.0, "sliding_window": 512,
+                                       "sliding_window_pattern": 6, "query_pre_attn_scalar": 256})),
         "robustness check; gated on the hub (accept Google's licence first)"),
 })
 
@@ -167,7 +167,7 @@ def scaled(arch: Architecture, vocab_size: int, head_dim: int = 16, layers: int 
         extra["rope_scaling"] = {**extra["rope_scaling"], "original_max_position_embeddings": 256}
     return replace(arch, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=heads,
                    num_key_value_heads=1, intermediate_size=intermediate, vocab_size=vocab_size,
-                   head_dim=head_dim, max_position_embeddings=1024, extra=extra)
+                   head_dim=head_dim, max_position_embeddings=1024, extra=MappingProxyType(extra))
 
 
 def check_config(preset: BackbonePreset, config: Mapping[str, Any], where: str) -> None:

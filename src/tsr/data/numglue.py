@@ -128,7 +128,8 @@ def _drop_answer(answer: Any, where: str) -> str:
     """Types 5/6: the DROP answer's number, else its date, else its spans."""
     answer = require_mapping(answer, f"{where}: 'answer'", "number, date, spans")
     number = answer.get("number", "")
-    if isinstance(number, (int, float)) and not isinstance(number, bool) or str(number).strip():
+    is_number = isinstance(number, (int, float)) and not isinstance(number, bool)
+    if is_number or (isinstance(number, str) and number.strip()):
         return normalise_number(number, where)
     date = answer.get("date") or {}
     if not isinstance(date, dict):

@@ -149,8 +149,9 @@ def read_split(path: Path, labels: tuple[str, ...], instruction: str | None,
     return examples, dropped
 
 
-def load_pp15_task(root: Path, bench: Path, name: str, instructions: dict[str, str], source: Path,
+def load_pp15_task(bench: Path, name: str, instructions: dict[str, str], source: Path,
                    opts: PP15Options) -> Task:
+    """One task: labels.json, the O-LoRA prompt, train.json as pool and test.json as test set."""
     group = GROUPS[name]
     folder = bench / group / name
     for file in FILES:
@@ -180,5 +181,5 @@ def build_pp15(root: Path | None, options: dict[str, Any]) -> Stream:
     bench = benchmark_dir(root)
     source = _instruction_file(root, bench, opts.instructions)
     instructions = read_instructions(source)
-    tasks = tuple(load_pp15_task(root, bench, name, instructions, source, opts) for name in names)
+    tasks = tuple(load_pp15_task(bench, name, instructions, source, opts) for name in names)
     return Stream("pp15", tasks)

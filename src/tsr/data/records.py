@@ -52,6 +52,25 @@ def read_jsonl(path: Path) -> list[tuple[int, Any]]:
     return rows
 
 
+def require_mapping(record: Any, where: str, expected: str) -> dict[str, Any]:
+    """``record`` if it is a JSON object; ``expected`` names the keys it should have."""
+    if not isinstance(record, dict):
+        raise DataError(f"{where}: expected an object with {expected}, found {type(record).__name__}")
+    return record
+
+
+def string_field(record: dict[str, Any], key: str, where: str, allow_empty: bool = False) -> str:
+    """``record[key]`` as a string; a missing, non-string or (unless allowed) empty value names the key."""
+    if key not in record:
+        raise DataError(f"{where}: record is missing '{key}'")
+    value = record[key]
+    if not isinstance(value, str):
+        raise DataError(f"{where}: '{key}' must be a string, found {type(value).__name__}")
+    if not allow_empty and not value.strip():
+        raise DataError(f"{where}: '{key}' is empty")
+    return value
+
+
 def record_to_example(record: Any, where: str) -> Example:
     """A ``{"prompt": str, "answer": str}`` record as an :class:`Example`."""
     if not isinstance(record, dict):

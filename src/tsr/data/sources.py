@@ -23,6 +23,11 @@ BENCHMARKS: Mapping[str, str] = MappingProxyType({
     "synth-trace": "tsr.synth.streams:synth_trace",
     "synth-numglue": "tsr.synth.streams:synth_numglue",
     "synth": "tsr.synth.streams:synth_custom",
+    "trace8": "tsr.data.trace:build_trace8",
+    "trace8_hub": "tsr.data.hub:build_trace8_hub",
+    "numglue8": "tsr.data.numglue:build_numglue8",
+    "pp15": "tsr.data.pp15:build_pp15",
+    "superni": "tsr.data.superni:build_superni",
 })
 
 

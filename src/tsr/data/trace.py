@@ -1,19 +1,59 @@
-"""Tasks in the TRACE folder layout: ``<Task>/{train,eval,test}.json``.
+"""TRACE: task folders ``<Task>/{train,eval,test}.json`` and the TRACE-8 benchmark.
 
 Each file is a JSON array of ``{"prompt", "answer"}`` records. The training pool is
 ``train.json``; the test set is ``test.json``. ``eval.json`` is TRACE's validation split and
-is not used by the stream protocol.
+is not used by the stream protocol (except as the documented substitute below).
+
+TRACE-8 (Wang et al. 2023, "TRACE: A Comprehensive Benchmark for Continual Learning in Large
+Language Models", https://github.com/BeyonderXX/TRACE) is the eight-task stream of the
+reference paper, read from the official folder layout (``LLM-CL-Benchmark_500``, ``_1000`` or
+``_5000``; ``stream.root`` is the folder holding the task folders). Canonical order and kinds
+follow the paper (classification tasks are scored by exact match, generation tasks by
+answer loss):
+
+    C-STANCE (cls), FOMC (cls), MeetingBank (gen), Py150 (gen), ScienceQA (cls),
+    NumGLUE-cm (cls), NumGLUE-ds (cls), 20Minuten (gen)
+
+Prompts and answers are used as the files give them, with one exception: ScienceQA's answer
+is a choice letter, a newline and a rationale, and TRACE scores only the leading letter. The
+test answer is therefore the letter alone, so that exact match scores the letter. Training
+targets are the letter alone too by default; ``scienceqa_rationale: true`` keeps TRACE's
+letter + rationale as training targets (test answers stay letters, so the model must learn to
+stop after the letter for exact match to credit it: expect lower accuracy with that option).
+
+Options (``stream.options``):
+
+- ``tasks``: a subset of the eight task names to load (canonical order is kept).
+- ``scienceqa_rationale``: keep rationales in ScienceQA training targets (default false).
+- ``missing_train``: ``error`` (default) or ``eval``. TRACE's 500-example release ships no
+  ``MeetingBank/train.json``; with ``eval`` a task without ``train.json`` trains on its
+  ``eval.json`` instead (recorded in the task's ``meta['pool_split']``).
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal, Mapping
 
 from ..errors import DataError
-from .example import Task, TaskKind
+from .benchmark import parse_options, require_root, select_tasks
+from .example import Example, Stream, Task, TaskKind
 from .records import examples_from_array, nonempty
 
 SPLITS = ("train", "eval", "test")
+BENCHMARK = "trace8"
+CLS, GEN = TaskKind.CLASSIFICATION, TaskKind.GENERATION
+# Canonical TRACE order (TRACE paper; reference paper's Setup) and the paper's task kinds.
+TRACE8: Mapping[str, TaskKind] = MappingProxyType({
+    "C-STANCE": CLS, "FOMC": CLS, "MeetingBank": GEN, "Py150": GEN,
+    "ScienceQA": CLS, "NumGLUE-cm": CLS, "NumGLUE-ds": CLS, "20Minuten": GEN,
+})
+# Tasks whose answers are a choice letter; their labels are the letters the files use.
+LETTER_TASKS = ("C-STANCE", "FOMC", "ScienceQA")
+_LETTER = re.compile(r"[A-Z]")
 
 
 def split_path(folder: Path, split: str) -> Path:
@@ -33,3 +73,81 @@ def load_trace_task(name: str, kind: TaskKind, folder: Path) -> Task:
     pool = nonempty(examples_from_array(train), train, "training split")
     tests = nonempty(examples_from_array(test), test, "test split")
     return Task(name, kind, tuple(pool), tuple(tests), meta={"format": "trace", "source": str(folder)})
+
+
+@dataclass
+class Trace8Options:
+    tasks: list[str] | None = None
+    scienceqa_rationale: bool = False
+    missing_train: Literal["error", "eval"] = "error"
+
+
+def scienceqa_letter(answer: str, where: str) -> str:
+    """The choice letter that leads a ScienceQA answer ("B\\nrationale..." -> "B")."""
+    letter = answer.split("\n", 1)[0].strip()
+    if not _LETTER.fullmatch(letter):
+        raise DataError(f"{where}: ScienceQA answer does not start with a choice letter on its own "
+                        f"line (starts {answer[:24]!r})")
+    return letter
+
+
+def _scienceqa(examples: list[Example], path: Path, keep_rationale: bool) -> list[Example]:
+    out = []
+    for i, ex in enumerate(examples):
+        letter = scienceqa_letter(ex.answer, f"{path}: record {i}")
+        out.append(ex if keep_rationale else Example(ex.prompt, letter))
+    return out
+
+
+def _check_layout(root: Path) -> None:
+    """A root holding none of the task folders is a wrong stream.root: say where they are."""
+    if any((root / name).is_dir() for name in TRACE8):
+        return
+    variants = sorted(p.name for p in root.iterdir() if p.is_dir() and p.name.startswith("LLM-CL-Benchmark"))
+    hint = (f"; it holds {', '.join(variants)}: point stream.root at one of them" if variants
+            else "; point stream.root at e.g. TRACE-Benchmark/LLM-CL-Benchmark_500")
+    raise DataError(f"{root}: no TRACE task folders ({', '.join(TRACE8)}){hint}")
+
+
+def _pool_file(folder: Path, name: str, missing_train: str) -> tuple[Path, str]:
+    train = folder / "train.json"
+    if train.is_file():
+        return train, "train"
+    if missing_train == "eval" and (folder / "eval.json").is_file():
+        return folder / "eval.json", "eval"
+    raise DataError(f"{train}: split 'train' of task {name!r} not found (TRACE's 500-example release "
+                    "has no MeetingBank/train.json); set stream.options.missing_train=eval to train on "
+                    "eval.json instead, or leave the task out with stream.options.tasks")
+
+
+def load_trace8_task(root: Path, name: str, opts: Trace8Options) -> Task:
+    """One TRACE-8 task with the benchmark's kind, ScienceQA letters and pool substitute."""
+    folder = root / name
+    if not folder.is_dir():
+        raise DataError(f"{folder}: task folder of TRACE task {name!r} not found")
+    pool_path, pool_split = _pool_file(folder, name, opts.missing_train)
+    test_path = folder / "test.json"
+    if not test_path.is_file():
+        raise DataError(f"{test_path}: split 'test' of task {name!r} not found")
+    pool = nonempty(examples_from_array(pool_path), pool_path, "training split")
+    tests = nonempty(examples_from_array(test_path), test_path, "test split")
+    if name == "ScienceQA":
+        pool = _scienceqa(pool, pool_path, opts.scienceqa_rationale)
+        tests = _scienceqa(tests, test_path, keep_rationale=False)
+    labels = None
+    if name in LETTER_TASKS:
+        labels = tuple(sorted({ex.answer for ex in tests} | {ex.answer.split("\n", 1)[0] for ex in pool}))
+    meta: dict[str, Any] = {"format": "trace", "benchmark": BENCHMARK, "source": str(folder),
+                            "pool_split": pool_split}
+    if name == "ScienceQA":
+        meta["targets"] = "letter+rationale" if opts.scienceqa_rationale else "letter"
+    return Task(name, TRACE8[name], tuple(pool), tuple(tests), labels, meta)
+
+
+def build_trace8(root: Path | None, options: dict[str, Any]) -> Stream:
+    """The TRACE-8 stream in canonical order from an official TRACE folder (see module doc)."""
+    opts = parse_options(Trace8Options, options)
+    names = select_tasks(list(TRACE8), opts.tasks, BENCHMARK)
+    root = require_root(root, BENCHMARK, "the TRACE task folders (e.g. LLM-CL-Benchmark_500)")
+    _check_layout(root)
+    return Stream("trace8", tuple(load_trace8_task(root, name, opts) for name in names))

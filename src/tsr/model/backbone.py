@@ -3,6 +3,11 @@
 Every backbone goes through the same path: ``AutoModelForCausalLM`` / ``AutoTokenizer``,
 bf16 on CUDA (fp32 where bf16 is unsupported), fp32 on CPU and MPS, ``trust_remote_code``
 off unless asked, every base weight frozen.
+
+``model.preset`` (see :mod:`tsr.model.presets`) names the checkpoint a run means to use: the
+loaded architecture must match the preset's facts (checked on a local folder's
+``config.json`` before any weight is read, on a hub model's config after loading), and a
+failed download says which checkpoint to fetch and where to point ``model.path``.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import torch
 
 from ..config import ModelConfig
 from ..errors import ModelError
+from .presets import check_config, check_folder, download_hint, get_preset
 
 BUNDLED = "bundled"
 REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
@@ -56,8 +62,14 @@ def pick_dtype(name: str, device: torch.device) -> torch.dtype:
 
 
 def resolve_source(cfg: ModelConfig) -> tuple[str, bool]:
-    """(path or hub id, is_local) for the configured backbone."""
+    """(path or hub id, is_local) for the configured backbone; a local folder is checked
+    against ``model.preset`` when one is set."""
+    preset = get_preset(cfg.preset) if cfg.preset else None
     if cfg.path == BUNDLED:
+        if preset is not None:
+            raise ModelError(f"config key 'model.preset': {preset.name!r} names {preset.hub_id}, but "
+                             f"model.path is the bundled base; set model.path to {preset.hub_id} or to a "
+                             "local copy of it")
         folder = bundled_path()
         missing = [f for f in REQUIRED_FILES if not (folder / f).is_file()]
         if missing:
@@ -68,6 +80,8 @@ def resolve_source(cfg: ModelConfig) -> tuple[str, bool]:
     if path.exists():
         if not (path / "config.json").is_file():
             raise ModelError(f"{path}: not a model folder (no config.json)")
+        if preset is not None:
+            check_folder(preset, path)
         return str(path), True
     if cfg.path.startswith((".", "/", "~")) or cfg.path.count("/") != 1:
         raise ModelError(f"config key 'model.path': {cfg.path!r} is neither an existing folder nor a "
@@ -98,12 +112,17 @@ def load_backbone(cfg: ModelConfig) -> Backbone:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         if local:
             raise ModelError(f"{source}: cannot load model or tokenizer ({first})") from None
+        if cfg.preset:
+            raise ModelError(f"cannot load {source!r} from the Hugging Face hub ({first}); "
+                             f"{download_hint(get_preset(cfg.preset))}") from None
         raise ModelError(f"cannot load {source!r} from the Hugging Face hub ({first}); with no "
                          f"network, download it elsewhere (`hf download {source}`) and set "
                          "model.path to that folder") from None
     finally:
         hf_logging.set_verbosity(verbosity)
         hf_logging.enable_progress_bar()
+    if cfg.preset and not local:
+        check_config(get_preset(cfg.preset), model.config.to_dict(), f"{source} (hub config)")
     if tokenizer.eos_token_id is None:
         raise ModelError(f"{source}: the tokenizer defines no EOS token")
     if tokenizer.pad_token_id is None:

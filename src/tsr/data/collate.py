@@ -13,7 +13,7 @@ from typing import Hashable, Sequence
 
 import torch
 
-from ..errors import DataError
+from ..errors import DataError, ModelError
 from .example import Example
 
 IGNORE = -100
@@ -63,7 +63,11 @@ class Encoder:
         if not self.chat_template:
             return prompt
         messages = [{"role": "user", "content": prompt}]
-        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        try:
+            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        except ValueError as err:
+            raise ModelError(f"model.chat_template=true, but the tokenizer cannot apply a chat template "
+                             f"({str(err).splitlines()[0]})") from None
 
     def encode(self, example: Example) -> Encoded:
         hit = self._cache.get(example)

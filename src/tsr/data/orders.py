@@ -14,7 +14,8 @@ def order_names(stream: Stream, order: str | list[str], seed: int = 0) -> list[s
 
     ``canonical`` keeps the stream's own order, ``reversed`` reverses it, ``shuffle`` shuffles
     it with the run seed and ``shuffle:K`` with seed K (so an order can be held fixed across
-    run seeds). A list names every task exactly once.
+    run seeds). A list names the tasks to run, in order, each at most once; naming only some
+    of them runs a shorter stream.
     """
     names = stream.names
     if isinstance(order, list):

@@ -1,0 +1,80 @@
+"""Step time of TSR, ER and SeqFT side by side in one process (issue target: TSR/ER <= 1.25 on CPU).
+
+Each method trains through the same stream with the same settings; the reported step time is
+the median over the steps of the tasks where replay and distillation are active (every task
+after the first), measured from the engine's step callbacks, so probing and evaluation are
+excluded while teacher forwards, including filling the teacher cache, are included. TSR runs
+twice: with the exact teacher cache (``train.teacher=cached``, the CPU default) and with a
+teacher forward on every batch (``train.teacher=batch``, what the reference code does).
+
+    python bench/step_time.py                       # bundled base, synth-trace, 4 tasks
+    python bench/step_time.py --steps 300 --tasks 6 --threads 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+
+from tsr.config import load_config
+from tsr.runner import execute
+
+
+class Timer:
+    def __init__(self):
+        self.times: dict[int, list[float]] = {}
+
+    def task_start(self, t, plan, info):
+        self.times[t] = [time.perf_counter()]
+
+    def step(self, t, step, steps, terms):
+        self.times[t].append(time.perf_counter())
+
+    def task_end(self, t, plan, results, seconds):
+        pass
+
+    def step_times(self, skip_first_task: bool = True) -> list[float]:
+        out = []
+        for t, stamps in self.times.items():
+            if skip_first_task and t == 0:
+                continue
+            diffs = [b - a for a, b in zip(stamps[1:], stamps[2:])]  # the first step pays one-off costs
+            out.extend(diffs)
+        return out
+
+
+def measure(overrides: list[str]) -> float:
+    timer = Timer()
+    with tempfile.TemporaryDirectory() as out:
+        execute(load_config(None, [f"out_dir={out}", *overrides]), timer)
+    return statistics.median(timer.step_times())
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--tasks", type=int, default=4, help="first tasks of synth-trace to use")
+    ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("extra", nargs="*", help="more key=value config overrides")
+    args = ap.parse_args(argv)
+    names = ["stance", "policy", "summary", "code", "irony", "arith-cm", "arith-ds", "simplify"][: args.tasks]
+    common = [f"train.steps={args.steps}", f"stream.order=[{', '.join(names)}]", "stream.test_cap=50",
+              f"model.threads={args.threads}", *args.extra]
+    arms = {"seqft": ["method.name=seqft"], "er": ["method.name=er"],
+            "tsr (cached teacher)": ["method.name=tsr", "train.teacher=cached"],
+            "tsr (teacher per batch)": ["method.name=tsr", "train.teacher=batch"]}
+    times = {name: measure(common + extra) for name, extra in arms.items()}
+    print(f"median step time over tasks 2..{args.tasks}, {args.steps} steps per task")
+    for name, t in times.items():
+        print(f"  {name:26s} {t * 1000:7.2f} ms   x{t / times['seqft']:.2f} SeqFT   x{t / times['er']:.2f} ER")
+    ratio = times["tsr (cached teacher)"] / times["er"]
+    print(f"TSR/ER step-time ratio: {ratio:.3f} (target <= 1.25); "
+          f"without the cache: {times['tsr (teacher per batch)'] / times['er']:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

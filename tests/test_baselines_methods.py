@@ -176,3 +176,19 @@ def test_sdft_with_every_rewrite_rejected_equals_seqft(make_config, monkeypatch)
     sdft = execute(make_config("method.name=sdft", "name=sdft"))
     assert (seq.results.acc, seq.results.loss) == (sdft.results.acc, sdft.results.loss)
     assert [i["rewrites_kept"] for i in sdft.results.task_info] == [0, 0, 0]
+
+
+def test_sdft_rewriter_is_the_start_of_task_model_or_the_shared_initialisation(plan, monkeypatch):
+    for rewriter, moved in (("start", True), ("base", False)):
+        p, sdft = plan("method.name=sdft", f"method.rewriter={rewriter}")
+        nudge(p.learner)
+        seen = []
+
+        def spy(ids, n, learner=p.learner):
+            seen.append(sum(float(q.detach().abs().sum()) for name, q in learner.adapter.named() if ".lora_B." in name))
+            return []
+
+        monkeypatch.setattr(p.learner, "greedy", spy)
+        sdft.begin_task(context(p, 1, TaskMemory()))
+        assert seen and all((b > 0) == moved for b in seen)
+        assert any(".lora_B." in n and float(q.detach().abs().sum()) > 0 for n, q in p.learner.adapter.named())

@@ -6,20 +6,23 @@ the union of every past task's replay data (100 stored examples per past task, a
 other rehearsal methods). If the step's gradient ``g`` conflicts with it (``g . g_ref < 0``,
 over all trainable parameters flattened), ``g`` is replaced by
 ``g - (g . g_ref / g_ref . g_ref) g_ref`` before the optimiser step
-(:func:`tsr.projection.agem_project`). With no past task (or no stored example) it is SeqFT.
+(:func:`tsr.projection.agem_project`). With no past task it is SeqFT; past tasks that stored
+no example (``stream.replay_per_task: 0``) are a config error.
 
 Deviations from the paper and official code:
 - The optimiser is the run's AdamW (the projection edits the gradient AdamW receives); the
   paper uses SGD, where the projected gradient is the update direction itself.
-- The memory is the task memory's replay data (a fixed sample per task), not a ring buffer
-  filled from the training stream.
+- The memory is the task memory's replay data (a fixed sample of each finished task, see
+  ``stream.replay_source``) in the role of A-GEM's per-task episodic memory, which the paper
+  fills with examples seen while training.
 - The reference loss is the training loss (mean cross-entropy over answer tokens) on the
   memory batch, computed with ``torch.autograd.grad`` so ``.grad`` holds only ``g``.
 
 Defaults: ``memory_batch = null`` means the training batch size (4 in the paper's setup),
 as in mammoth's A-GEM settings (``minibatch_size`` equal to ``batch_size``, e.g. 32/32 on
 Seq-CIFAR-10); the official code draws 256 memory examples (``EPS_MEM_BATCH_SIZE``), which
-at LLM scale would cost 64 training batches per step.
+at LLM scale would cost 64 training batches per step. Code consulted: facebookresearch/agem,
+aimagelab/mammoth ``models/agem.py``.
 """
 
 from __future__ import annotations

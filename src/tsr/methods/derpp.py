@@ -6,7 +6,8 @@ when its examples entered the buffer) and ``beta * CE`` on a second, independent
 buffer batch with its gold answers. Both buffer batches have the training batch size and
 are drawn uniformly, without replacement within a batch, from the union of every past
 task's replay data (100 stored examples per past task, for parity with the other rehearsal
-methods). Before the first buffered task exists it is SeqFT.
+methods). Before the first buffered task exists it is SeqFT; past tasks that stored no
+example (``stream.replay_per_task: 0``) are a config error.
 
 Stored outputs (:mod:`tsr.topk_logits`): a language model's full logit vector per token does
 not fit a buffer, so for each buffered example we keep, at every position that predicts an
@@ -24,9 +25,10 @@ Deviations: top-k instead of full logits (above); buffer = the task memory's rep
 reservoir over the training stream; AdamW instead of SGD.
 
 Defaults: ``alpha = 0.2``, ``beta = 0.5`` are the DER++ paper's selected hyperparameters for
-Seq-CIFAR-10 with a 500-example buffer (the size closest to our 100 x past tasks; mirrored in
-mammoth's ``utils/best_args.py``), where the buffer batch equals the training batch (32/32).
-``top_k = 32`` is our choice.
+Seq-CIFAR-10 with a 500-example buffer (the size closest to our 100 x past tasks), as the
+authors released them in mammoth's ``utils/best_args.py``, where the buffer batch equals the
+training batch (32/32).
+``top_k = 32`` is our choice. Code consulted: aimagelab/mammoth ``models/derpp.py``.
 """
 
 from __future__ import annotations

@@ -26,6 +26,10 @@ Defaults: ``lam = 1`` is TRACE's LLM port of EWC, which adds the Fisher-weighted
 with unit weight; ``gamma = 1`` is mammoth's best setting for online EWC (``utils/best_args.py``,
 every dataset). Neither reference tunes ``lam`` for LoRA on a 0.5B model; sweep it for a
 real comparison.
+
+Code consulted (re-implemented, not copied): aimagelab/mammoth ``models/ewc_on.py``, which also
+weights each squared gradient by the example's probability (we do not), and BeyonderXX/TRACE
+``model/Regular/EWC.py``.
 """
 
 from __future__ import annotations

@@ -17,7 +17,9 @@ Deviations from the paper:
   gradient scale does not depend on ``T``; Li & Hoiem's loss omits it.
 
 Defaults: ``weight = 1`` (Li & Hoiem's loss-balance weight lambda_o = 1) and ``T = 2`` (their
-temperature), which are also mammoth's LwF settings (``alpha: 1.0``, ``softmax_temp: 2.0``).
+temperature), also mammoth's LwF setting on Seq-TinyImageNet (``alpha: 1.0``,
+``softmax_temp: 2.0`` in ``utils/best_args.py``). Code consulted: BeyonderXX/TRACE
+``model/Regular/LwF.py`` (weight 1, T = 2, no ``T^2``).
 """
 
 from __future__ import annotations

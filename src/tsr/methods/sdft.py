@@ -20,8 +20,9 @@ followed by the example's prompt ids exactly as training sees them (left-cut to 
 template applied if configured), so the model continues in the answer position. Decoding is
 greedy (:meth:`Learner.greedy`) until EOS.
 
-Agreement rule (the official code checks math answers and keeps every other rewrite that does
-not talk about the "reference answer"): a rewrite must end with EOS within its token budget.
+Agreement rule (the official code checks the final answer where a dataset has one: math, function
+calls, code; it keeps every other rewrite that does not mention the "reference answer"): a
+rewrite must end with EOS within its token budget.
 - classification: its text, stripped of surrounding whitespace, must equal the gold label
   stripped (exact label). The kept target is then the gold string itself (they differ at most
   in surrounding whitespace, which the strict answer format fixes), so on classification
@@ -90,25 +91,29 @@ class SDFT(Method):
     name = "sdft"
     Params = SDFTParams
 
+    def rewrite(self, learner, example: Example, classification: bool) -> str | None:
+        """The kept training answer for ``example``, or None when the gold answer stays."""
+        encoder = learner.encoder
+        gold_len = len(encoder.encode(example).answer_ids)
+        budget = gold_len + CLASSIFICATION_SLACK if classification else self.params.max_new_tokens
+        out = learner.greedy(rewrite_prompt_ids(encoder, example), budget)
+        if not out or out[-1] != encoder.eos_id:
+            return None  # cut off by the budget: not a complete answer
+        text = encoder.tokenizer.decode(out[:-1], skip_special_tokens=True)
+        answer = agreed_answer(example, text, classification)
+        if answer is None or len(encoder.encode(Example(example.prompt, answer)).answer_ids) > encoder.max_length:
+            return None
+        return answer
+
     def begin_task(self, ctx: TaskContext) -> dict[str, Any]:
         learner = ctx.learner
-        encoder = learner.encoder
-        classification = ctx.task.is_classification
-        swap = learner.adapter.swapped(learner.init_state) if self.params.rewriter == "base" else nullcontext()
+        base = self.params.rewriter == "base"
         rewritten, kept = [], 0
-        with swap:
+        with learner.adapter.swapped(learner.init_state) if base else nullcontext():
             for example in ctx.train:
-                gold_len = len(encoder.encode(example).answer_ids)
-                budget = gold_len + CLASSIFICATION_SLACK if classification else self.params.max_new_tokens
-                out = learner.greedy(rewrite_prompt_ids(encoder, example), budget)
-                answer = None
-                if out and out[-1] == encoder.eos_id:
-                    text = encoder.tokenizer.decode(out[:-1], skip_special_tokens=True)
-                    answer = agreed_answer(example, text, classification)
-                    if answer is not None and len(encoder.encode(Example(example.prompt, answer)).answer_ids) > encoder.max_length:
-                        answer = None
+                answer = self.rewrite(learner, example, ctx.task.is_classification)
                 kept += answer is not None
-                rewritten.append(Example(example.prompt, answer) if answer is not None else example)
+                rewritten.append(example if answer is None else Example(example.prompt, answer))
         # Replace the training set before any batch stream over it exists.
         ctx.train = rewritten
         return {"rewrites_kept": kept, "rewrites_total": len(rewritten)}

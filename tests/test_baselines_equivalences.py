@@ -94,3 +94,11 @@ def test_l2_anchor_top_takes_and_stores_signatures(run):
     # the same probe as TSR's: TSR's routing scores are the same numbers
     tsr = run("method.name=tsr")
     assert tsr.results.task_info[2]["scores"] == info[2]["scores"]
+
+
+def test_er10_is_er_with_ten_percent_replay():
+    from tsr.methods.er import ER
+    from tsr.methods.registry import resolve_method
+
+    spec = resolve_method({"name": "er10"})
+    assert spec.cls is ER and spec.params.alpha == 0.1

@@ -76,9 +76,13 @@ def topk_match(student_logits: torch.Tensor, labels: torch.Tensor, values: torch
     ``values``/``indices`` hold one row per answer position of the batch, in batch order
     (example by example, positions increasing), as :func:`topk_rows` produced them.
     """
-    mask = answer_positions(labels.to(student_logits.device))
-    picked = student_logits[mask]
-    if picked.shape[0] != values.shape[0]:
-        raise ValueError(f"{values.shape[0]} stored rows for {picked.shape[0]} answer positions")
-    gathered = picked.gather(-1, indices.to(picked.device))
-    return ((gathered.float() - values.to(picked.device)) ** 2).mean()
+    device = student_logits.device
+    mask = answer_positions(labels.to(device))
+    rows = int(mask.sum())
+    if rows != values.shape[0]:
+        raise ValueError(f"{values.shape[0]} stored rows for {rows} answer positions")
+    # Gather in place of copying the (positions, vocabulary) rows out: only k logits per position.
+    where = torch.zeros((*mask.shape, indices.shape[-1]), dtype=torch.long, device=device)
+    where[mask] = indices.to(device)
+    gathered = student_logits.gather(-1, where)[mask]
+    return ((gathered.float() - values.to(device)) ** 2).mean()

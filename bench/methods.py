@@ -3,8 +3,13 @@
 Every method (read from the registry, so methods added later are timed too) trains through
 the same three-task stream with the same seed and steps. Only the last task is measured, where
 every rehearsal and distillation method has a full memory: its first ``--warmup`` steps are
-excluded, then the mean wall time per step (draw, batch, loss, backward, gradient edits,
-optimiser step) and the step's peak memory are recorded.
+excluded, then the median wall time of a step (draw, batch, loss, backward, gradient edits,
+optimiser step; the median resists other processes' bursts) and the steps' peak memory are
+recorded, in wall time and in CPU time of the main thread. Each method runs ``--repeats``
+times, interleaved with the others; the fastest medians and the largest peak are reported.
+The time ratio uses CPU time on CPU (with one torch thread the whole step runs on the main
+thread, and other processes on a shared machine do not inflate it) and synchronised wall time
+on CUDA.
 
 Memory: on CUDA, ``torch.cuda.max_memory_allocated`` during the measured steps minus what was
 allocated when they began (the step's transient peak) and the allocation held when they
@@ -16,7 +21,7 @@ memory figures are approximate.
 
 Usage::
 
-    python bench/methods.py                       # tiny model built in-process, CPU, ~1.5 minutes
+    python bench/methods.py                       # tiny model built in-process, CPU, about 1.5 minutes
     python bench/methods.py --model /models/qwen2.5-0.5b --device cuda --steps 60
     python bench/methods.py --methods seqft,er,derpp --presets --json out.json
 """
@@ -119,7 +124,9 @@ class Meter:
 
     def __init__(self, last_task: int, warmup: int, cuda: bool, before: int):
         self.last, self.warmup, self.cuda, self.before = last_task, warmup, cuda, before
-        self.start = self.held = self.base = 0
+        self.last_tick = self.last_cpu = self.held = self.base = 0
+        self.durations: list[float] = []
+        self.cpu: list[float] = []
         self.sampler: Sampler | None = None
         self.result: dict = {}
 
@@ -143,14 +150,19 @@ class Meter:
                 self.sampler = Sampler()
                 self.sampler.start()
             self.held = self.base - self.before
-            self.start = time.perf_counter()
-        elif step == steps:
+            self.last_tick, self.last_cpu = time.perf_counter(), time.thread_time()
+        elif step > self.warmup:
             if self.cuda:
                 torch.cuda.synchronize()
-            seconds = time.perf_counter() - self.start
-            peak = torch.cuda.max_memory_allocated() if self.cuda else self.sampler.stop()
-            self.result = {"step_ms": 1000 * seconds / (steps - self.warmup),
-                           "peak_mb": (peak - self.base) / 2**20, "held_mb": self.held / 2**20}
+            now, cpu = time.perf_counter(), time.thread_time()
+            self.durations.append(now - self.last_tick)
+            self.cpu.append(cpu - self.last_cpu)
+            self.last_tick, self.last_cpu = now, cpu
+            if step == steps:
+                peak = torch.cuda.max_memory_allocated() if self.cuda else self.sampler.stop()
+                self.result = {"step_ms": 1000 * float(np.median(self.durations)),
+                               "cpu_ms": 1000 * float(np.median(self.cpu)),
+                               "peak_mb": (peak - self.base) / 2**20, "held_mb": self.held / 2**20}
 
 
 def measure(name: str, model: Path, stream: Path, out: Path, args) -> dict:
@@ -186,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", help="model folder (default: a tiny Qwen2 built in-process)")
     parser.add_argument("--steps", type=int, default=20, help="steps per task (default 20)")
     parser.add_argument("--warmup", type=int, default=4, help="unmeasured steps of the last task (default 4)")
-    parser.add_argument("--repeats", type=int, default=2,
+    parser.add_argument("--repeats", type=int, default=3,
                         help="runs per method, interleaved; the fastest time and the largest peak are kept")
     parser.add_argument("--methods", help="comma-separated names (default: every registered method)")
     parser.add_argument("--presets", action="store_true", help="also time every preset")
@@ -199,6 +211,9 @@ def main(argv: list[str] | None = None) -> int:
     from tsr.methods.registry import METHODS, PRESETS
 
     names = args.methods.split(",") if args.methods else sorted(METHODS) + (sorted(PRESETS) if args.presets else [])
+    unknown = [n for n in names if n not in METHODS and n not in PRESETS]
+    if unknown:
+        parser.error(f"unknown method {unknown[0]!r} (valid: {', '.join(sorted(METHODS) + sorted(PRESETS))})")
     names = ["seqft"] + [n for n in names if n != "seqft"]
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -211,17 +226,20 @@ def main(argv: list[str] | None = None) -> int:
                 got = measure(name, model, stream, tmp / f"runs-{r}", args)
                 print(f"  {name}: {got['step_ms']:.1f} ms/step", file=sys.stderr, flush=True)
                 best = rows.setdefault(name, got)
-                best.update(step_ms=min(best["step_ms"], got["step_ms"]), peak_mb=max(best["peak_mb"], got["peak_mb"]),
-                            held_mb=max(best["held_mb"], got["held_mb"]))
+                best.update(step_ms=min(best["step_ms"], got["step_ms"]), cpu_ms=min(best["cpu_ms"], got["cpu_ms"]),
+                            peak_mb=max(best["peak_mb"], got["peak_mb"]), held_mb=max(best["held_mb"], got["held_mb"]))
     ref = rows["seqft"]
     device = torch.cuda.get_device_name() if args.device.startswith("cuda") else f"cpu, {args.threads} thread(s)"
-    print(f"# training step per method, last of 3 tasks, {args.steps - args.warmup} measured steps "
-          f"after {args.warmup} warm-up, best of {args.repeats}; {device}; "
+    print(f"# training step per method: median of the last task's {args.steps - args.warmup} steps after "
+          f"{args.warmup} warm-up, best of {args.repeats} runs; {device}; "
           f"model {args.model or 'tiny qwen2 (in-process)'}")
-    print(f"{'method':16} {'ms/step':>9} {'x seqft':>8} {'peak MB':>9} {'x seqft':>8} {'held MB':>9}")
+    # On CPU the main thread's CPU time is the robust figure (other processes do not inflate it;
+    # with one torch thread the whole step runs on it); on CUDA the synchronised wall time is.
+    key = "step_ms" if args.device.startswith("cuda") else "cpu_ms"
+    print(f"{'method':16} {'ms/step':>9} {'cpu ms':>8} {'x seqft':>8} {'peak MB':>9} {'x seqft':>8} {'held MB':>9}")
     for name, r in rows.items():
         peak_ratio = r["peak_mb"] / ref["peak_mb"] if ref["peak_mb"] > 0 else float("nan")
-        print(f"{name:16} {r['step_ms']:9.2f} {r['step_ms'] / ref['step_ms']:8.2f} "
+        print(f"{name:16} {r['step_ms']:9.2f} {r['cpu_ms']:8.2f} {r[key] / ref[key]:8.2f} "
               f"{r['peak_mb']:9.2f} {peak_ratio:8.2f} {r['held_mb']:9.2f}")
     if args.json:
         Path(args.json).write_text(json.dumps({"device": device, "steps": args.steps, "warmup": args.warmup,

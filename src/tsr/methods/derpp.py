@@ -22,7 +22,9 @@ evaluated when task j + 1 begins, which is the same state). The original inserts
 reservoir sampling during training and stores the logits of the step that inserted them.
 
 Deviations: top-k instead of full logits (above); buffer = the task memory's replay data, not a
-reservoir over the training stream; AdamW instead of SGD.
+reservoir over the training stream (with ``stream.replay_source: pool``, the default, these
+are examples of the task's pool that it need not have trained on, as for ER and TSR); AdamW
+instead of SGD.
 
 Defaults: ``alpha = 0.2``, ``beta = 0.5`` are the DER++ paper's selected hyperparameters for
 Seq-CIFAR-10 with a 500-example buffer (the size closest to our 100 x past tasks), as the

@@ -18,13 +18,14 @@ Deviations from the paper and official code:
   LLM port (``BeyonderXX/TRACE``, ``model/Regular/EWC.py``); Kirkpatrick's ``lambda/2`` form is
   ``lam = lambda / 2``.
 - Per-example gradients of the token-mean loss (not the summed sequence log-likelihood), so a
-  long answer does not dominate the estimate; TRACE squares per-batch gradients instead.
+  long answer does not dominate the estimate; TRACE squares the per-batch gradients of its
+  training steps instead.
 - Anchors are the task-memory snapshots (identical to the parameters at each task's end), so
   only the Fisher estimates live in the method state.
 
 Defaults: ``lam = 1`` is TRACE's LLM port of EWC, which adds the Fisher-weighted distance
-with unit weight; ``gamma = 1`` is mammoth's best setting for online EWC (``utils/best_args.py``,
-every dataset). Neither reference tunes ``lam`` for LoRA on a 0.5B model; sweep it for a
+with unit weight; ``gamma = 1`` is mammoth's best setting for online EWC (``utils/best_args.py``:
+MNIST variants, Seq-CIFAR-10, Seq-TinyImageNet). Neither reference tunes ``lam`` for LoRA on a 0.5B model; sweep it for a
 real comparison.
 
 Code consulted (re-implemented, not copied): aimagelab/mammoth ``models/ewc_on.py``, which also

@@ -20,11 +20,19 @@ METHODS: Mapping[str, str] = MappingProxyType({
     "seqft": "tsr.methods.seqft:SeqFT",
     "er": "tsr.methods.er:ER",
     "tsr": "tsr.methods.tsr:TSR",
+    "ewc": "tsr.methods.ewc:EWC",
+    "lwf": "tsr.methods.lwf:LwF",
+    "sdft": "tsr.methods.sdft:SDFT",
+    "agem": "tsr.methods.agem:AGEM",
+    "derpp": "tsr.methods.derpp:DERPP",
+    "param_init": "tsr.methods.param_init:ParamInit",
+    "l2_anchor": "tsr.methods.l2_anchor:L2Anchor",
 })
 
 # preset -> (method, parameter overrides, description)
 PRESETS: Mapping[str, tuple[str, Mapping[str, Any], str]] = MappingProxyType({
     "er10": ("er", {"alpha": 0.1}, "ER with 10% replay, the paper's 'ER (10%)'"),
+    "ewc_online": ("ewc", {"mode": "online"}, "online EWC (Schwarz et al., 2018): one running Fisher, gamma 1"),
     "tsr_argmax": ("tsr", {"tau": 0.0, "reference": "recent"},
                    "argmax selection with the recent teacher"),
     "tsr_soft": ("tsr", {"reference": "recent"}, "soft routing with the recent teacher"),

@@ -1,0 +1,194 @@
+"""Each baseline's mechanism inside a real learner: what it stores, distils toward, or rewrites."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from tsr.data.collate import fit
+from tsr.data.example import Example
+from tsr.losses import kd_mask, masked_ce
+from tsr.memory import TaskMemory, TaskRecord
+from tsr.methods.context import TARGET, TaskContext
+from tsr.methods.sdft import REWRITE_PREFIX, agreed_answer, rewrite_prompt_ids
+from tsr.runner import execute, prepare
+from tsr.teacher import Teachers
+from tsr.topk_logits import topk_rows
+
+
+@pytest.fixture
+def plan(make_config):
+    def build(*overrides):
+        p, spec = prepare(make_config(*overrides))
+        method = spec.build()
+        method.setup(p.learner)
+        return p, method
+    return build
+
+
+def context(p, t: int, memory: TaskMemory) -> TaskContext:
+    return TaskContext(t, p.stream[t], list(p.train[t]), p.learner, memory, p.cfg, Teachers(p.learner, "batch"))
+
+
+def remember(p, memory: TaskMemory, state) -> None:
+    j = len(memory)
+    memory.add(TaskRecord(j, p.stream[j].name, p.stream[j].kind.value, None, tuple(p.replay[j]), state))
+
+
+@torch.no_grad()
+def nudge(learner, scale: float = 0.05, seed: int = 0) -> None:
+    gen = torch.Generator().manual_seed(seed)
+    for _, param in learner.adapter.named():
+        param.add_(scale * torch.randn(param.shape, generator=gen))
+
+
+def test_ewc_fisher_is_the_per_example_squared_gradient_at_the_tasks_end(plan):
+    p, ewc = plan("method.name=ewc")
+    nudge(p.learner)  # any trained state will do
+    ctx = context(p, 0, TaskMemory())
+    ewc.begin_task(ctx)
+    ewc.end_task(ctx)
+    params = [dict(p.learner.adapter.named())[n] for n in ewc._names]
+    manual = [torch.zeros_like(q) for q in params]
+    for enc in p.learner.encoder.encode_all(p.train[0], "t"):
+        batch = p.learner.encoder.collate([enc])
+        logits = p.learner.logits(batch)
+        grads = torch.autograd.grad(masked_ce(logits, batch.labels), params)
+        manual = [m + g ** 2 for m, g in zip(manual, grads)]
+    manual = [m / len(p.train[0]) for m in manual]
+    assert all(torch.allclose(a, b, rtol=1e-5, atol=1e-12) for a, b in zip(ewc._fisher[0], manual))
+    # the next task pays lam * sum F (theta - theta*)^2 toward this task's end state
+    memory = TaskMemory()
+    remember(p, memory, p.learner.adapter.state())
+    ctx1 = context(p, 1, memory)
+    ewc.begin_task(ctx1)
+    nudge(p.learner, seed=1)
+    batch = ctx1.batch(TARGET)
+    anchor = memory[0].snapshot
+    by_hand = sum(float((f * (q.detach() - anchor[n]) ** 2).sum()) for f, q, n in zip(ewc._fisher[0], params, ewc._names))
+    assert float(ewc.loss(ctx1, batch, TARGET)["ewc"].detach()) == pytest.approx(ewc.params.lam * by_hand, rel=1e-5)
+
+
+def test_lwf_distils_toward_the_start_of_task_model(plan):
+    p, lwf = plan("method.name=lwf", "method.weight=0.7", "method.kd_mask=answer")
+    ctx0 = context(p, 0, TaskMemory())
+    lwf.begin_task(ctx0)
+    assert "kd" not in lwf.loss(ctx0, ctx0.batch(TARGET), TARGET)  # no previous model on the first task
+    nudge(p.learner)
+    start = p.learner.adapter.state()
+    memory = TaskMemory()
+    remember(p, memory, start)
+    ctx = context(p, 1, memory)
+    lwf.begin_task(ctx)
+    nudge(p.learner, seed=1)  # training has moved the adapter; the teacher must not move with it
+    batch = ctx.batch(TARGET)
+    kd = float(lwf.loss(ctx, batch, TARGET)["kd"].detach())
+    with torch.no_grad():
+        student = p.learner.logits(batch)
+        teacher = p.learner.logits_under(start, batch)
+    mask = kd_mask("answer", batch.attention_mask, batch.labels)
+    p_t = torch.softmax(teacher / 2, -1)  # the target: the start model's distribution at T = 2
+    kl = (p_t * (p_t.log() - torch.log_softmax(student / 2, -1))).sum(-1)
+    assert kd == pytest.approx(0.7 * 4 * float(kl[mask].mean()), rel=1e-4)
+
+
+def test_l2_anchor_term_is_mu_times_the_squared_distance_to_the_source(plan):
+    p, l2 = plan("method.name=l2_anchor", "method.mu=0.3", "method.source=parity")
+    memory = TaskMemory()
+    nudge(p.learner)
+    remember(p, memory, p.learner.adapter.state())
+    remember(p, memory, {k: v + 1 for k, v in p.learner.adapter.state().items()})  # vowel: elsewhere
+    ctx = context(p, 2, memory)
+    assert l2.begin_task(ctx) == {"source": "parity"}
+    nudge(p.learner, seed=2)
+    by_hand = sum(float(((q.detach() - memory[0].snapshot[n]) ** 2).sum()) for n, q in p.learner.adapter.named())
+    terms = l2.loss(ctx, ctx.batch(TARGET), TARGET)
+    assert float(terms["anchor"].detach()) == pytest.approx(0.3 * by_hand, rel=1e-5)
+
+
+def test_derpp_stores_top_k_logits_of_the_finished_tasks_snapshot(plan):
+    p, der = plan("method.name=derpp", "method.top_k=3")
+    nudge(p.learner)
+    memory = TaskMemory()
+    remember(p, memory, p.learner.adapter.state())
+    nudge(p.learner, seed=3)  # the live adapter differs from the snapshot
+    ctx = context(p, 1, memory)
+    assert der.begin_task(ctx) == {"buffer_examples": len(p.replay[0])}
+    stored = der._stored[0]
+    assert len(stored) == len(p.replay[0]) and stored.values.shape[1] == 3
+    for i, enc in enumerate(p.learner.encoder.encode_all(p.replay[0], "r")[:3]):
+        batch = p.learner.encoder.collate([enc])
+        ((values, indices),) = topk_rows(p.learner.logits_under(memory[0].snapshot, batch), batch.labels, 3)
+        mine_v, mine_i = stored.rows([i])
+        assert torch.equal(mine_i, indices) and torch.allclose(mine_v, values, atol=1e-5)
+    terms = der.loss(ctx, ctx.batch(TARGET), TARGET)
+    assert set(terms) == {"ce", "der", "der_ce"} and float(terms["der"].detach()) > 0
+
+
+# -- SDFT ---------------------------------------------------------------------------------------
+def test_rewrite_prompt_is_the_prefix_with_gold_then_the_training_prompt(plan):
+    p, _ = plan("method.name=sdft")
+    encoder = p.learner.encoder
+    example = p.train[2][0]
+    ids = rewrite_prompt_ids(encoder, example)
+    prefix = encoder.tokenizer(REWRITE_PREFIX.format(answer=example.answer.strip()), add_special_tokens=False)["input_ids"]
+    enc = encoder.encode(example)
+    full, _ = fit(enc, encoder.max_length)
+    assert ids == prefix + full[: len(full) - len(enc.answer_ids)]
+    assert example.answer.strip() in encoder.tokenizer.decode(ids)
+
+
+def test_sdft_agreement_rule():
+    label = Example("Is 4 even? Answer:", " yes")
+    assert agreed_answer(label, "yes ", classification=True) == " yes"   # exact label, gold kept verbatim
+    assert agreed_answer(label, " yes, it is", classification=True) is None
+    assert agreed_answer(label, " Yes", classification=True) is None
+    text = Example("Repeat: a b\nOutput:", " a b")
+    assert agreed_answer(text, " a and b", classification=False) == " a and b"
+    assert agreed_answer(text, "  \n", classification=False) is None
+    assert agreed_answer(text, " As the Reference Answer says, a b", classification=False) is None
+
+
+def test_sdft_rewrites_the_training_set_before_the_task(plan, monkeypatch):
+    p, sdft = plan("method.name=sdft", "method.max_new_tokens=5")
+    learner, encoder = p.learner, p.learner.encoder
+    said = encoder.tokenizer(" yes", add_special_tokens=False)["input_ids"]
+    monkeypatch.setattr(learner, "greedy", lambda ids, n: (said + [encoder.eos_id])[: n])
+    ctx = context(p, 0, TaskMemory())  # parity: classification
+    info = sdft.begin_task(ctx)
+    golds = [e.answer for e in p.train[0]]
+    assert info == {"rewrites_kept": golds.count(" yes"), "rewrites_total": len(golds)}
+    assert [e.answer for e in ctx.train] == golds  # agreeing labels are the gold labels
+    ctx2 = context(p, 2, TaskMemory())  # copy: generation, every complete rewrite kept
+    assert sdft.begin_task(ctx2)["rewrites_kept"] == len(p.train[2])
+    assert {e.answer for e in ctx2.train} == {" yes"} and [e.prompt for e in ctx2.train] == [e.prompt for e in p.train[2]]
+    # a rewrite cut off by the token budget (no EOS) keeps the gold answer
+    monkeypatch.setattr(learner, "greedy", lambda ids, n: said * n)
+    ctx3 = context(p, 2, TaskMemory())
+    assert sdft.begin_task(ctx3)["rewrites_kept"] == 0 and ctx3.train == list(p.train[2])
+
+
+def test_sdft_with_every_rewrite_rejected_equals_seqft(make_config, monkeypatch):
+    from tsr.model.learner import Learner
+
+    monkeypatch.setattr(Learner, "greedy", lambda self, ids, n: [])  # never completes
+    seq = execute(make_config("method.name=seqft", "name=seq"))
+    sdft = execute(make_config("method.name=sdft", "name=sdft"))
+    assert (seq.results.acc, seq.results.loss) == (sdft.results.acc, sdft.results.loss)
+    assert [i["rewrites_kept"] for i in sdft.results.task_info] == [0, 0, 0]
+
+
+def test_sdft_rewriter_is_the_start_of_task_model_or_the_shared_initialisation(plan, monkeypatch):
+    for rewriter, moved in (("start", True), ("base", False)):
+        p, sdft = plan("method.name=sdft", f"method.rewriter={rewriter}")
+        nudge(p.learner)
+        seen = []
+
+        def spy(ids, n, learner=p.learner):
+            seen.append(sum(float(q.detach().abs().sum()) for name, q in learner.adapter.named() if ".lora_B." in name))
+            return []
+
+        monkeypatch.setattr(p.learner, "greedy", spy)
+        sdft.begin_task(context(p, 1, TaskMemory()))
+        assert seen and all((b > 0) == moved for b in seen)
+        assert any(".lora_B." in n and float(q.detach().abs().sum()) > 0 for n, q in p.learner.adapter.named())

@@ -33,8 +33,8 @@ def args(tiny_model, toy_stream, out, *extra):
     (["method.name=l2_anchor", "method.source=nope"], "'method.source': no task named 'nope' in the stream"),
     (["method.name=param_init", "method.source=nope"], "tasks: parity, vowel, copy"),
     (["method.name=derpp", "method.top_k=100000"], "'method.top_k': 100000 exceeds the vocabulary size"),
-    (["method.name=agem", "stream.replay_per_task=0"], "'stream.replay_per_task': agem needs stored examples"),
-    (["method.name=derpp", "stream.replay_per_task=0"], "'stream.replay_per_task': derpp needs stored examples"),
+    (["method.name=agem", "stream.replay_per_task=0"], "'stream.replay_per_task': agem replays stored examples"),
+    (["method.name=derpp", "stream.replay_per_task=0"], "'stream.replay_per_task': derpp replays stored examples"),
 ])
 def test_bad_baseline_settings_are_one_line_and_exit_2(tiny_model, toy_stream, tmp_path, capsys, extra, fragment):
     assert main(args(tiny_model, toy_stream, tmp_path, *extra)) == 2

@@ -88,3 +88,18 @@ def test_console_script_exits_cleanly_on_bad_input():
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert "stream.budget" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("method,extra,fragment", [
+    ("er", [], "stream.replay_per_task"),
+    ("tsr", [], "stream.replay_per_task"),
+    ("param_init", ["method.source=nowhere"], "no task named 'nowhere'"),
+])
+def test_stream_dependent_settings_fail_before_anything_is_written(tiny_model, toy_stream, tmp_path, capsys,
+                                                                    method, extra, fragment):
+    args = small(tiny_model, toy_stream, tmp_path, f"method.name={method}", *extra, "name=never")
+    if not extra:
+        args.append("stream.replay_per_task=0")
+    assert main(["run", "paper", *args, "--quiet"]) == 2
+    assert fragment in capsys.readouterr().err
+    assert not (tmp_path / "never").exists()

@@ -127,7 +127,7 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
         run.log("task_start", task=t, name=task.name, **info)
         report.task_start(t, plan, info)
         train_task(ctx, method, run, report)
-        method.end_task(ctx)
+        info = {**info, **(method.end_task(ctx) or {})}
         record = TaskRecord(t, task.name, task.kind.value, method.signature(),
                             tuple(plan.replay[t]), learner.adapter.state())
         memory.add(record)

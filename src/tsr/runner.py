@@ -65,6 +65,7 @@ def prepare(cfg: RunConfig) -> tuple[Plan, MethodSpec]:
     spec = resolve_method(cfg.method)
     cfg = with_method(cfg, spec.to_config())
     stream = load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options, cfg.stream.order, cfg.seed)
+    spec.cls.validate(spec.params, stream, cfg)
     budgets, replays, tests = draw_data(cfg, stream)
     learner = build_learner(cfg)
     encoder = learner.encoder

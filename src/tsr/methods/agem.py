@@ -36,7 +36,7 @@ from ..buffer import draw_buffer, replay_pool
 from ..losses import masked_ce
 from ..projection import agem_project, flatten, split_like
 from ..schema import require
-from .base import Method, MethodState
+from .base import Method, MethodState, require_replay
 from .context import Draw, TaskContext
 
 
@@ -52,6 +52,10 @@ class AGEMParams:
 class AGEM(Method):
     name = "agem"
     Params = AGEMParams
+
+    @classmethod
+    def validate(cls, params, stream, cfg) -> None:
+        require_replay(cfg, cls.name)
 
     def __init__(self, params: AGEMParams):
         super().__init__(params)

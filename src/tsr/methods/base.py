@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
+from ..errors import ConfigError
 from ..losses import masked_ce
 from .context import TARGET, Draw, TaskContext
 
@@ -23,6 +24,13 @@ from .context import TARGET, Draw, TaskContext
 @dataclass
 class NoParams:
     """A method without hyperparameters."""
+
+
+def require_replay(cfg, method: str) -> None:
+    """Rehearsal methods need replay data in the task memory."""
+    if cfg.stream.replay_per_task < 1:
+        raise ConfigError(f"config key 'stream.replay_per_task': {method} replays stored examples of past "
+                          "tasks and needs at least 1 per task")
 
 
 @dataclass
@@ -39,6 +47,11 @@ class Method:
         self.params = params
 
     # -- run and task boundaries -------------------------------------------------------
+    @classmethod
+    def validate(cls, params: Any, stream, cfg) -> None:
+        """Check settings that depend on the stream or the run config (called before anything
+        is written); raise a ConfigError naming the key."""
+
     def setup(self, learner) -> None:
         """Called once after the learner is built (and before a resumed state is loaded)."""
 
@@ -46,8 +59,9 @@ class Method:
         """Prepare for task ``ctx.index``; returns facts worth logging (e.g. routing)."""
         return {}
 
-    def end_task(self, ctx: TaskContext) -> None:
-        """Called after the last step of the task, before its record is written."""
+    def end_task(self, ctx: TaskContext) -> dict[str, Any] | None:
+        """Called after the last step of the task, before its record is written; may return
+        facts worth logging (merged into the task's log entry)."""
 
     def signature(self) -> torch.Tensor | None:
         """The current task's signature, if the method computed one (stored in its record)."""

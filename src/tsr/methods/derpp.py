@@ -45,7 +45,7 @@ from ..errors import ConfigError
 from ..losses import masked_ce
 from ..schema import require
 from ..topk_logits import TopK, stack, topk_match, topk_rows
-from .base import Method, MethodState
+from .base import Method, MethodState, require_replay
 from .context import Draw, TaskContext
 
 CHUNK = 8  # examples per forward when storing logits
@@ -66,6 +66,10 @@ class DERPPParams:
 class DERPP(Method):
     name = "derpp"
     Params = DERPPParams
+
+    @classmethod
+    def validate(cls, params, stream, cfg) -> None:
+        require_replay(cfg, cls.name)
 
     def __init__(self, params: DERPPParams):
         super().__init__(params)

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..routing import choose, uniform_weights
 from ..schema import require
-from .base import Method
+from .base import Method, require_replay
 from .context import TARGET, Draw, TaskContext
 
 
@@ -39,6 +39,11 @@ def replay_or_target(rng: np.random.Generator, alpha: float, weights: np.ndarray
 class ER(Method):
     name = "er"
     Params = ERParams
+
+    @classmethod
+    def validate(cls, params: ERParams, stream, cfg) -> None:
+        if params.alpha > 0:
+            require_replay(cfg, cls.name)
 
     def draw(self, ctx: TaskContext, rng: np.random.Generator) -> Draw:
         return replay_or_target(rng, self.params.alpha, uniform_weights(len(ctx.memory))

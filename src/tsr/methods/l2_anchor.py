@@ -27,7 +27,7 @@ from ..fisher import quadratic_penalty
 from ..schema import require
 from .base import Method
 from .context import Draw, TaskContext
-from .source import SourcePicker, check_source
+from .source import SourcePicker, check_source, check_source_in_stream
 
 
 @dataclass
@@ -44,6 +44,10 @@ class L2AnchorParams:
 class L2Anchor(Method):
     name = "l2_anchor"
     Params = L2AnchorParams
+
+    @classmethod
+    def validate(cls, params: L2AnchorParams, stream, cfg) -> None:
+        check_source_in_stream(params.source, stream)
 
     def __init__(self, params: L2AnchorParams):
         super().__init__(params)

@@ -27,7 +27,7 @@ import torch
 
 from .base import Method
 from .context import TaskContext
-from .source import SourcePicker, check_source
+from .source import SourcePicker, check_source, check_source_in_stream
 
 
 @dataclass
@@ -42,6 +42,10 @@ class ParamInitParams:
 class ParamInit(Method):
     name = "param_init"
     Params = ParamInitParams
+
+    @classmethod
+    def validate(cls, params: ParamInitParams, stream, cfg) -> None:
+        check_source_in_stream(params.source, stream)
 
     def __init__(self, params: ParamInitParams):
         super().__init__(params)

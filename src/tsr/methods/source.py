@@ -31,12 +31,11 @@ def check_source(source: str, probe_batches: int, path: str) -> None:
     require(probe_batches >= 1, f"{path}.probe_batches", "must be >= 1")
 
 
-def stream_names(ctx: TaskContext) -> list[str]:
-    """Task names of the run's stream, loaded again from its config (no hook shows a method the stream)."""
-    from ..data.sources import load_stream
-
-    s = ctx.cfg.stream
-    return load_stream(s.source, s.root, s.options, s.order, ctx.cfg.seed).names
+def check_source_in_stream(source: str, stream) -> None:
+    """A source given as a task name must be a task of the stream."""
+    if source not in KEYWORDS and source not in stream.names:
+        raise ConfigError(f"config key 'method.source': no task named {source!r} in the stream "
+                          f"(tasks: {', '.join(stream.names)}; or previous, top)")
 
 
 class SourcePicker:
@@ -44,7 +43,6 @@ class SourcePicker:
         self.source = source
         self.probe_batches = probe_batches
         self.signature: torch.Tensor | None = None
-        self._known = False
 
     def pick(self, ctx: TaskContext) -> tuple[int | None, dict[str, Any]]:
         """(index of the source task in the memory or None, facts to log) for task ``ctx.index``."""
@@ -53,12 +51,6 @@ class SourcePicker:
         if self.source == "previous":
             j = ctx.index - 1 if ctx.index > 0 else None
         else:
-            if not self._known:
-                names = stream_names(ctx)
-                if self.source not in names:
-                    raise ConfigError(f"config key 'method.source': no task named {self.source!r} in the "
-                                      f"stream (tasks: {', '.join(names)}; or previous, top)")
-                self._known = True
             j = next((r.index for r in ctx.memory if r.name == self.source), None)
         return j, ({"source": ctx.memory[j].name} if j is not None else {})
 

@@ -39,7 +39,7 @@ from ..losses import kd_kl, kd_mask, masked_ce
 from ..routing import cosine, route_weights, uniform_weights
 from ..schema import require
 from ..signatures import probe_signature
-from .base import Method
+from .base import Method, require_replay
 from .context import Draw, TaskContext
 from .er import replay_or_target
 
@@ -78,6 +78,11 @@ class TSR(Method):
         self._weights = np.zeros(0)
         self._replay_weights = np.zeros(0)
         self._top: int | None = None
+
+    @classmethod
+    def validate(cls, params: TSRParams, stream, cfg) -> None:
+        if params.alpha > 0:
+            require_replay(cfg, cls.name)
 
     def begin_task(self, ctx: TaskContext) -> dict[str, Any]:
         p = self.params

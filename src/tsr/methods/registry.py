@@ -20,6 +20,9 @@ METHODS: Mapping[str, str] = MappingProxyType({
     "seqft": "tsr.methods.seqft:SeqFT",
     "er": "tsr.methods.er:ER",
     "tsr": "tsr.methods.tsr:TSR",
+    "olora": "tsr.methods.olora:OLoRA",
+    "gainlora": "tsr.methods.gainlora:GainLoRA",
+    "deal": "tsr.methods.deal:DEAL",
 })
 
 # preset -> (method, parameter overrides, description)

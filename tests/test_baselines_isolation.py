@@ -213,8 +213,9 @@ def test_resume_rebuilds_the_grown_adapter(name, make_config, monkeypatch):
     """Crash on the third task: the checkpoint holds a grown structure that must be rebuilt."""
     from tsr import engine
 
-    full = execute(make_config(f"method.name={name}", "train.steps=4", "name=full"))
-    cfg = make_config(f"method.name={name}", "train.steps=4", "name=cut")
+    args = (f"method.name={name}", "train.steps=4", "eval.all_tasks=true")  # zero-shot row included
+    full = execute(make_config(*args, "name=full"))
+    cfg = make_config(*args, "name=cut")
     original = engine.train_task
 
     def crash(ctx, *args, **kwargs):

@@ -121,10 +121,12 @@ def _add_branches(layer: nn.Module, args: tuple, out: torch.Tensor) -> torch.Ten
     gates = bank.gate.current if bank.gate is not None else None
     x, drop, scale = args[0], layer.lora_dropout["default"], layer.scaling["default"]
     result = out
-    if gates is not None:
+    if gates is not None and gates.shape[-1] > 0:  # no gate yet (zero-shot): task 0's B is 0
         lora_a, lora_b = layer.lora_A["default"], layer.lora_B["default"]
         result = result + (lora_b(lora_a(drop(x.to(lora_a.weight.dtype)))) * scale) * gates[..., 0:1]
     for t in bank.tasks():
+        if gates is not None and t >= gates.shape[-1]:
+            continue
         a, b = bank.A[key(t)], bank.B[key(t)]
         delta = F.linear(F.linear(drop(x.to(a.dtype)), a), b) * scale
         result = result + (delta * gates[..., t:t + 1] if gates is not None else delta)

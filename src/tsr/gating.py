@@ -102,6 +102,8 @@ class GateNet(nn.Module):
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None = None) -> torch.Tensor:
         x, _ = self.queries(input_ids, attention_mask)
+        if not self.key:
+            return x.new_zeros(*x.shape[:-1], 0)
         cols = [gate_value(gate_features(x, self.w1[key(t)], self.w2[key(t)])[1], self.key[key(t)])
                 for t in self.tasks()]
         return torch.stack(cols, dim=-1)

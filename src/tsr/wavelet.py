@@ -73,8 +73,9 @@ class WaveletFilter(nn.Module):
         super().__init__()
         shape = ((rank + 1) // 2, (in_features + 1) // 2)
         self.theta = nn.Parameter(torch.ones(shape, dtype=dtype, device=device))
-        self.fc1 = nn.Linear(rank, hidden, dtype=dtype, device=device)
-        self.fc2 = nn.Linear(hidden, rank, dtype=dtype, device=device)
+        # skip_init: no draw from the global generator; values come from reset() or a load
+        self.fc1 = nn.utils.skip_init(nn.Linear, rank, hidden, dtype=dtype, device=device)
+        self.fc2 = nn.utils.skip_init(nn.Linear, hidden, rank, dtype=dtype, device=device)
 
     @torch.no_grad()
     def reset(self, seed: int, name: str) -> None:

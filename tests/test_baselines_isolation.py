@@ -208,6 +208,26 @@ def test_olora_freezes_old_pairs(make_config, tmp_path):
     assert any(k.endswith("tsr_branches.B.t1") and now[k].abs().sum() > 0 for k in now)
 
 
+def test_gainlora_gates_are_causal_and_ignore_padding(make_config, tmp_path):
+    """Gates read only the prefix: a position's logits do not depend on later tokens (so
+    teacher-forced scoring sees no gold answer), nor on how test examples are batched."""
+    plan, _, _ = _train(make_config("method.name=gainlora", TWO_TASKS), tmp_path / "g")
+    learner, batch = plan.learner, plan.learner.encoder.collate(plan.tests[1][:4])
+    changed = batch.input_ids.clone()
+    changed[:, 6:] = (changed[:, 6:] + 7) % len(learner.tokenizer)
+    with torch.no_grad():
+        a = learner.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits
+        b = learner.model(input_ids=changed, attention_mask=batch.attention_mask).logits
+    assert torch.allclose(a[:, :6], b[:, :6], atol=1e-6) and not torch.allclose(a[:, 6:], b[:, 6:])
+    lengths = (batch.attention_mask.sum(1)).tolist()
+    short = lengths.index(min(lengths))
+    assert min(lengths) < max(lengths)  # the short example is padded in the batch
+    alone = learner.encoder.collate([plan.tests[1][short]])
+    with torch.no_grad():
+        c = learner.model(input_ids=alone.input_ids, attention_mask=alone.attention_mask).logits
+    assert torch.allclose(a[short, : min(lengths)], c[0], atol=1e-5)
+
+
 @pytest.mark.parametrize("name", ["olora", "gainlora", "deal"])
 def test_resume_rebuilds_the_grown_adapter(name, make_config, monkeypatch):
     """Crash on the third task: the checkpoint holds a grown structure that must be rebuilt."""

@@ -130,16 +130,26 @@ def test_olora_without_penalties_on_one_task_is_seqft(make_config):
     assert not same_adapter(final_adapter(seq), final_adapter(l2))
 
 
-def test_deal_on_one_task_is_seqft_and_filters_from_the_second(make_config):
+def test_deal_on_one_task_is_seqft(make_config):
     seq = execute(make_config("method.name=seqft", ONE_TASK, "name=seq"))
     deal = execute(make_config("method.name=deal", ONE_TASK, "name=deal"))
     assert same_adapter(final_adapter(seq), final_adapter(deal)) and matrices(seq) == matrices(deal)
     seq2 = final_adapter(execute(make_config("method.name=seqft", TWO_TASKS, "name=seq2")))
     deal2 = final_adapter(execute(make_config("method.name=deal", TWO_TASKS, "name=deal2")))
-    lora_b = [k for k in seq2 if ".lora_B." in k]
-    assert not same_adapter(seq2, {k: deal2[k] for k in seq2})
-    assert any(not torch.equal(seq2[k], deal2[k]) for k in lora_b)  # SeqFT moves B on task 1 ...
-    assert any(k.endswith("tsr_deal.theta") for k in deal2)
+    assert not same_adapter(seq2, {k: deal2[k] for k in seq2})  # filtering starts on task 1
+
+
+@pytest.mark.parametrize("train_a", [True, False])
+def test_deal_trains_the_filter_and_keeps_b_frozen(train_a, make_config, tmp_path):
+    cfg = make_config("method.name=deal", f"method.train_a={str(train_a).lower()}", TWO_TASKS)
+    plan, _, memory = _train(cfg, tmp_path / "d")
+    before, now = memory[0].snapshot, plan.learner.adapter.state()
+    names = list(before)
+    assert all(torch.equal(before[k], now[k]) for k in names if ".lora_B." in k)
+    assert any(not torch.equal(before[k], now[k]) for k in names if ".lora_A." in k) == train_a
+    thetas = [v for k, v in now.items() if k.endswith("tsr_deal.theta")]
+    assert len(thetas) == 8 and any(not torch.equal(t, torch.ones_like(t)) for t in thetas)
+    assert all(v.abs().sum() > 0 for k, v in now.items() if ".tsr_deal.fc" in k and k.endswith("weight"))
 
 
 def test_gainlora_with_unit_gates_is_olora(make_config, monkeypatch):

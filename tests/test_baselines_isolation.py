@@ -102,7 +102,7 @@ def test_projection_removes_the_protected_part_and_keeps_the_rest():
     # an update projected off a subspace leaves W x unchanged on it
     gen = torch.Generator().manual_seed(1)
     m, _ = torch.linalg.qr(torch.randn(6, 2, generator=gen, dtype=torch.float64))
-    w, delta = torch.randn(4, 6, generator=gen, dtype=torch.float64), torch.randn(4, 6, generator=gen, dtype=torch.float64)
+    w, delta = (torch.randn(4, 6, generator=gen, dtype=torch.float64) for _ in range(2))
     x = m @ torch.randn(2, 3, generator=gen, dtype=torch.float64)
     assert torch.allclose((w + project_out(delta, m)) @ x, w @ x, atol=1e-12)
     assert not torch.allclose((w + delta) @ x, w @ x)

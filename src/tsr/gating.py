@@ -92,7 +92,7 @@ class GateNet(nn.Module):
         k = direction.float().flatten()
         self.key[key(task)].copy_((k / k.norm().clamp_min(1e-12) * draw.norm()).to(self.dtype))
 
-    def queries(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None) -> tuple[torch.Tensor, torch.Tensor]:
+    def queries(self, input_ids: torch.Tensor, attention_mask: torch.Tensor | None):
         """(prefix-mean embeddings, attention mask) of a batch."""
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)

@@ -60,7 +60,8 @@ class OLoRA(Method):
         for name, layer in self._layers.items():
             if t > 0:
                 branches.init_pair(layer, name, t, ctx.seed)
-        branches.train_only(ctx.learner.adapter, [w for layer in self._layers.values() for w in branches.pair(layer, t)])
+        current = [w for layer in self._layers.values() for w in branches.pair(layer, t)]
+        branches.train_only(ctx.learner.adapter, current)
         return {"pairs": t + 1}
 
     def loss(self, ctx: TaskContext, batch, draw) -> dict[str, torch.Tensor]:

@@ -27,6 +27,9 @@ METHODS: Mapping[str, str] = MappingProxyType({
     "derpp": "tsr.methods.derpp:DERPP",
     "param_init": "tsr.methods.param_init:ParamInit",
     "l2_anchor": "tsr.methods.l2_anchor:L2Anchor",
+    "olora": "tsr.methods.olora:OLoRA",
+    "gainlora": "tsr.methods.gainlora:GainLoRA",
+    "deal": "tsr.methods.deal:DEAL",
 })
 
 # preset -> (method, parameter overrides, description)

@@ -94,6 +94,7 @@ def train_task(ctx: TaskContext, method: Method, run: Log, report: Reporter) -> 
         loss.backward()
         method.after_backward(ctx, batch, draw)
         optimiser.step()
+        method.after_step(ctx)
         optimiser.zero_grad(set_to_none=True)
         values = {k: float(v.detach()) for k, v in terms.items()} | {"loss": value}
         for k, v in values.items():

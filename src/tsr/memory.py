@@ -88,9 +88,9 @@ def load_record(folder: Path, device: torch.device | str = "cpu") -> TaskRecord:
         meta = json.loads((folder / "record.json").read_text(encoding="utf-8"))
         replay = tuple(Example(**json.loads(line)) for line in
                        (folder / "replay.jsonl").read_text(encoding="utf-8").splitlines() if line.strip())
-        snapshot = {k: v.to(device) for k, v in load_file(str(folder / "snapshot.safetensors")).items()}
+        snapshot = {k: v.to(device).clone() for k, v in load_file(str(folder / "snapshot.safetensors")).items()}
         sig_file = folder / "signature.safetensors"
-        signature = load_file(str(sig_file))["signature"] if sig_file.is_file() else None
+        signature = load_file(str(sig_file))["signature"].clone() if sig_file.is_file() else None
     except (OSError, ValueError, KeyError, TypeError) as err:
         raise RunError(f"{folder}: corrupt task-memory record ({err})") from None
     return TaskRecord(int(meta["index"]), str(meta["name"]), str(meta["kind"]), signature, replay, snapshot)

@@ -113,8 +113,11 @@ class RunDir:
             folder = old  # a crash interrupted the swap: the previous checkpoint is intact
         try:
             state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
-            adapter = load_file(str(folder / "adapter.safetensors"))
-            method = MethodState(load_file(str(folder / "method.safetensors")), state["method_meta"])
+            # clones: tensors mapped from a file may be unaligned, and CPU kernels can then round
+            # differently, which would break the bitwise equality of resumed runs
+            adapter = {k: v.clone() for k, v in load_file(str(folder / "adapter.safetensors")).items()}
+            method = MethodState({k: v.clone() for k, v in load_file(str(folder / "method.safetensors")).items()},
+                                 state["method_meta"])
             rng = load_file(str(folder / "rng.safetensors"))["torch_cpu"]
             results = Results.from_dict(state["results"])
         except (OSError, ValueError, KeyError, TypeError) as err:

@@ -80,6 +80,9 @@ class Method:
     def after_backward(self, ctx: TaskContext, batch, draw: Draw) -> None:
         """Optionally edit gradients before the optimiser step."""
 
+    def after_step(self, ctx: TaskContext) -> None:
+        """Optionally edit parameters right after the optimiser step (e.g. project an update)."""
+
     # -- persistence ----------------------------------------------------------------------
     def state_dict(self) -> MethodState:
         return MethodState()

@@ -146,8 +146,10 @@ class GainLoRA(Method):
             param.copy_(new.view_as(param))
         self._before = None
 
-    def loss(self, ctx: TaskContext, batch, draw) -> dict[str, torch.Tensor]:
+    def after_step(self, ctx: TaskContext) -> None:
         self._project_pending()
+
+    def loss(self, ctx: TaskContext, batch, draw) -> dict[str, torch.Tensor]:
         logits = ctx.learner.logits(batch)
         terms = {"ce": masked_ce(logits, batch.labels.to(logits.device))}
         lam = 0.5 if self.params.olora_lambda is None else self.params.olora_lambda
@@ -156,7 +158,6 @@ class GainLoRA(Method):
         return terms
 
     def end_task(self, ctx: TaskContext) -> None:
-        self._project_pending()
         t, p = ctx.index, self.params
         threshold = threshold_at(p.threshold, t, p.threshold_horizon)
         batches = self._batches(ctx)

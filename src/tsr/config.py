@@ -99,12 +99,14 @@ class TrainConfig:
     lr: float = 1e-4
     batch_size: int = 4
     weight_decay: float = 0.01
+    grad_clip: float | None = None
     teacher: Literal["auto", "cached", "batch"] = "auto"
     teacher_cache_mb: float = 2048.0
 
     def check(self, path: str) -> None:
         require(self.steps >= 1, f"{path}.steps", "must be >= 1")
         require(self.teacher_cache_mb >= 0, f"{path}.teacher_cache_mb", "must be >= 0")
+        require(self.grad_clip is None or self.grad_clip > 0, f"{path}.grad_clip", "must be > 0 (or null: no clipping)")
         require(self.lr > 0, f"{path}.lr", "must be > 0")
         require(self.batch_size >= 1, f"{path}.batch_size", "must be >= 1")
         require(self.weight_decay >= 0, f"{path}.weight_decay", "must be >= 0")

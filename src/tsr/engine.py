@@ -93,6 +93,8 @@ def train_task(ctx: TaskContext, method: Method, run: Log, report: Reporter) -> 
                            f"(terms {', '.join(terms)}); lower train.lr")
         loss.backward()
         method.after_backward(ctx, batch, draw)
+        if cfg.train.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(learner.adapter.trainable(), cfg.train.grad_clip)
         optimiser.step()
         method.after_step(ctx)
         optimiser.zero_grad(set_to_none=True)

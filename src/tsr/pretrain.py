@@ -30,14 +30,14 @@ from .synth.corpus import corpus_text
 @dataclass
 class PretrainConfig:
     seed: int = 0
-    vocab_size: int = 1024
+    vocab_size: int = 1536
     tokenizer_texts: int = 40000
     hidden: int = 192
     layers: int = 4
     heads: int = 6
     kv_heads: int = 2
     intermediate: int = 512
-    steps: int = 4000
+    steps: int = 3000
     batch_size: int = 32
     lr: float = 2e-3
     warmup: int = 200

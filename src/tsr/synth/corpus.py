@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from .families import pick, prompt
-from .lexicon import (ADJECTIVES, LABEL_WORDS, NAMES, NOUNS, NUMBER_WORDS, PLACES, RARE_VERBS, VERBS)
+from .lexicon import (ADJECTIVES, JERSEYS, LABEL_WORDS, LEVELS, NAMES, NOUNS, NUMBER_WORDS, PLACES, RARE_VERBS,
+                      VERBS, Lexicon)
 
 Rng = np.random.Generator
 ALL_VERBS = VERBS + RARE_VERBS
@@ -60,9 +61,28 @@ def _words(rng: Rng, k: int) -> list[str]:
     return [pick(rng, pools[int(rng.integers(len(pools)))]) for _ in range(k)]
 
 
-def instruction(rng: Rng) -> str:
+def lookup(rng: Rng, lex: Lexicon) -> str:
+    """A held-out classification family: a word's pretraining-only attribute, named with one of
+    two label sets, under several wordings."""
+    name, place = pick(rng, NAMES), pick(rng, PLACES)
+    shape = int(rng.integers(4))
+    if shape == 0:
+        return prompt("Which team does the player belong to?", f"At the {place}, the ball went to {name}.") \
+            + " " + lex.team[name]
+    if shape == 1:
+        return prompt("What jersey color does the player wear?", f"{pick(rng, NAMES)} passed the ball to {name}.") \
+            + " " + JERSEYS[lex.team[name]]
+    if shape == 2:
+        return prompt("Which region is the town in?", f"{name} travelled to the {place}.") + " " + lex.region[place]
+    return prompt("Is the town on the upper or lower map?", f"The letter came from the {place}.") \
+        + " " + LEVELS[lex.region[place]]
+
+
+def instruction(rng: Rng, lex: Lexicon | None = None) -> str:
     """One held-out instruction example with its answer."""
-    family = int(rng.integers(16))
+    family = int(rng.integers(18))
+    if family >= 16:
+        return lookup(rng, lex or Lexicon(0))
     if family == 0:
         s = sentence(rng)
         return prompt("Repeat the input.", s) + " " + s
@@ -126,8 +146,8 @@ def instruction(rng: Rng) -> str:
     return prompt("Copy the code.", code) + " " + code.strip()
 
 
-def corpus_text(rng: Rng, instruction_share: float = 0.6) -> str:
+def corpus_text(rng: Rng, instruction_share: float = 0.6, lex: Lexicon | None = None) -> str:
     """One training text: an instruction example, or one to three ordinary sentences."""
     if rng.random() < instruction_share:
-        return instruction(rng)
+        return instruction(rng, lex)
     return " ".join(sentence(rng) for _ in range(int(rng.integers(1, 4))))

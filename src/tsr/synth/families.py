@@ -62,13 +62,13 @@ class Made:
 
 # -- polarity --------------------------------------------------------------------------------
 POLARITY_TEMPLATES: dict[str, tuple[str, str]] = {
-    # name: (instruction, input pattern); {w} is the attribute word
-    "stance": ("What stance does the speaker take on the plan?", "{name} called the plan {w} at the {place}."),
+    # name: (instruction, input pattern); {w} is the attribute word, always the input's last word
+    "stance": ("What stance does the speaker take on the plan?", "At the {place}, {name} called the plan {w}."),
     "stance_really": ("What stance does the speaker really take on the plan?",
-                      "{name} called the plan {w} at the {place}."),
-    "council": ("Classify the tone of the council statement.", "The council found the {noun} {w} this season."),
-    "review": ("How does the visitor judge the place?", "A visitor from the {place} said it felt {w} and {name} agreed."),
-    "inventory": ("Which shelf does the item belong on?", "{name} {verb} a {w} at the {place}."),
+                      "At the {place}, {name} called the plan {w}."),
+    "council": ("Classify the tone of the council statement.", "This season the council found the {noun} {w}."),
+    "review": ("How does the visitor judge the place?", "A visitor from the {place} said it felt {w}."),
+    "inventory": ("Which shelf does the item belong on?", "At the {place}, {name} {verb} a {w}."),
     "request": ("What kind of thing was requested?", "At the {place}, {name} asked for the {w}."),
 }
 

@@ -50,7 +50,15 @@ NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "
 LABEL_WORDS = ("favor", "against", "none", "hawk", "dove", "still", "entail", "contradict",
                "neutral", "more", "less", "same")
 # Words the pretraining instruction families answer with (disjoint from LABEL_WORDS).
-PRETRAIN_ANSWERS = ("true", "false", "first", "last", "left", "right")
+PRETRAIN_ANSWERS = ("true", "false", "first", "last", "left", "right", "red", "blue", "green", "crimson",
+                    "navy", "olive", "north", "south", "upper", "lower")
+# Attributes taught *in pretraining* (held out from the benchmark): the base learns to look up a
+# word's hidden class and to name it with two different label sets, as an instruction-tuned
+# model has met classification tasks before, but never these benchmark attributes.
+TEAMS = ("red", "blue", "green")
+JERSEYS = {"red": "crimson", "blue": "navy", "green": "olive"}
+REGIONS = ("north", "south")
+LEVELS = {"north": "upper", "south": "lower"}
 
 TONES = ("positive", "negative", "neutral")
 KINDS = ("tool", "food", "animal")
@@ -78,6 +86,16 @@ class Lexicon:
     def kind(self) -> dict[str, str]:
         """Noun -> tool | food | animal (15 of each)."""
         return self._partition(NOUNS, KINDS, "kind")
+
+    @cached_property
+    def team(self) -> dict[str, str]:
+        """Name -> red | blue | green (a pretraining-only attribute)."""
+        return self._partition(NAMES, TEAMS, "team")
+
+    @cached_property
+    def region(self) -> dict[str, str]:
+        """Place -> north | south (a pretraining-only attribute)."""
+        return self._partition(PLACES, REGIONS, "region")
 
     @cached_property
     def synonym(self) -> dict[str, str]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from .families import pick, prompt
-from .lexicon import (ADJECTIVES, JERSEYS, LABEL_WORDS, LEVELS, NAMES, NOUNS, NUMBER_WORDS, PLACES, RARE_VERBS,
-                      VERBS, Lexicon)
+from .lexicon import (ADJECTIVES, CARRY, JERSEYS, LABEL_WORDS, LEVELS, MONTHS, NAMES, NOUNS, NUMBER_WORDS, PLACES,
+                      RARE_VERBS, VERBS, Lexicon)
 
 Rng = np.random.Generator
 ALL_VERBS = VERBS + RARE_VERBS
@@ -65,7 +65,18 @@ def lookup(rng: Rng, lex: Lexicon) -> str:
     """A held-out classification family: a word's pretraining-only attribute, named with one of
     two label sets, under several wordings."""
     name, place = pick(rng, NAMES), pick(rng, PLACES)
-    shape = int(rng.integers(4))
+    adj, noun = pick(rng, ADJECTIVES), pick(rng, NOUNS)
+    shape = int(rng.integers(8))
+    if shape == 4:
+        return prompt("Which season does the word suggest?", f"{name} called the day {adj}.") + " " + lex.season[adj]
+    if shape == 5:
+        return prompt("Is the day in June or January?", f"At the {place} the morning felt {adj}.") \
+            + " " + MONTHS[lex.season[adj]]
+    if shape == 6:
+        return prompt("Is the item small or big?", f"At the {place}, {name} found a {noun}.") + " " + lex.size[noun]
+    if shape == 7:
+        return prompt("Does the item fit in a pocket or a cart?", f"{name} carried the {noun}.") \
+            + " " + CARRY[lex.size[noun]]
     if shape == 0:
         return prompt("Which team does the player belong to?", f"At the {place}, the ball went to {name}.") \
             + " " + lex.team[name]
@@ -80,7 +91,7 @@ def lookup(rng: Rng, lex: Lexicon) -> str:
 
 def instruction(rng: Rng, lex: Lexicon | None = None) -> str:
     """One held-out instruction example with its answer."""
-    family = int(rng.integers(18))
+    family = int(rng.integers(20))
     if family >= 16:
         return lookup(rng, lex or Lexicon(0))
     if family == 0:

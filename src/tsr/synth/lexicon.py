@@ -51,7 +51,8 @@ LABEL_WORDS = ("favor", "against", "none", "hawk", "dove", "still", "entail", "c
                "neutral", "more", "less", "same")
 # Words the pretraining instruction families answer with (disjoint from LABEL_WORDS).
 PRETRAIN_ANSWERS = ("true", "false", "first", "last", "left", "right", "red", "blue", "green", "crimson",
-                    "navy", "olive", "north", "south", "upper", "lower")
+                    "navy", "olive", "north", "south", "upper", "lower", "summer", "winter", "june",
+                    "january", "small", "big", "pocket", "cart")
 # Attributes taught *in pretraining* (held out from the benchmark): the base learns to look up a
 # word's hidden class and to name it with two different label sets, as an instruction-tuned
 # model has met classification tasks before, but never these benchmark attributes.
@@ -59,6 +60,10 @@ TEAMS = ("red", "blue", "green")
 JERSEYS = {"red": "crimson", "blue": "navy", "green": "olive"}
 REGIONS = ("north", "south")
 LEVELS = {"north": "upper", "south": "lower"}
+SEASONS = ("summer", "winter")
+MONTHS = {"summer": "june", "winter": "january"}
+SIZES = ("small", "big")
+CARRY = {"small": "pocket", "big": "cart"}
 
 TONES = ("positive", "negative", "neutral")
 KINDS = ("tool", "food", "animal")
@@ -96,6 +101,24 @@ class Lexicon:
     def region(self) -> dict[str, str]:
         """Place -> north | south (a pretraining-only attribute)."""
         return self._partition(PLACES, REGIONS, "region")
+
+    def _balanced(self, attribute: str, classes: tuple[str, ...], purpose: str) -> dict[str, str]:
+        """A partition balanced inside every class of ``attribute``, so it says nothing about it."""
+        out: dict[str, str] = {}
+        for value in self.classes(attribute):
+            words = tuple(self.words_with(attribute, value))
+            out.update(self._partition(words, classes, f"{purpose}-{value}"))
+        return out
+
+    @cached_property
+    def season(self) -> dict[str, str]:
+        """Adjective -> summer | winter: a pretraining-only attribute, balanced within each tone."""
+        return self._balanced("tone", SEASONS, "season")
+
+    @cached_property
+    def size(self) -> dict[str, str]:
+        """Noun -> small | big: a pretraining-only attribute, balanced within each kind."""
+        return self._balanced("kind", SIZES, "size")
 
     @cached_property
     def synonym(self) -> dict[str, str]:

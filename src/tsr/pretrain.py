@@ -21,7 +21,7 @@ from typing import Callable
 import torch
 
 from .atomic import write_json
-from .model.tiny import save_pretrained, tiny_config, tiny_model, train_tokenizer
+from .model.tiny import reload_tokenizer, save_pretrained, tiny_config, tiny_model, train_tokenizer
 from .rng import derive_seed, numpy_rng
 from .schema import require, to_plain
 from .synth.corpus import corpus_text
@@ -80,6 +80,7 @@ def pretrain(cfg: PretrainConfig, out: Path, report: Callable[[int, float], None
     config = tiny_config("qwen2", len(tokenizer), hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads,
                          kv_heads=cfg.kv_heads, intermediate=cfg.intermediate, eos_id=tokenizer.eos_token_id,
                          max_positions=512)
+    tokenizer = reload_tokenizer(out, config, tokenizer)
     model = tiny_model(config, seed=derive_seed(cfg.seed, "pretrain", "init") % 2**31)
     for p in model.parameters():
         p.requires_grad_(True)

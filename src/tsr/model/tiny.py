@@ -17,15 +17,22 @@ import torch
 
 ARCHITECTURES = ("qwen2", "llama", "gemma3")
 EOS = "<|endoftext|>"
+# Qwen2's pre-tokenisation (digits one by one, a space before a number on its own), so a
+# tokenizer trained here tokenises the same way when transformers loads it as a Qwen2 tokenizer.
+QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+               r"|\s*[\r\n]+|\s+(?!\S)|\s+")
 
 
 def train_tokenizer(texts: Iterable[str], vocab_size: int = 512, min_frequency: int = 2):
     """A byte-level BPE ``PreTrainedTokenizerFast`` trained on ``texts`` (EOS = pad = <|endoftext|>)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.normalizer = normalizers.NFC()
+    tok.pre_tokenizer = pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated", invert=False),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)])
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, min_frequency=min_frequency,
                                   special_tokens=[EOS], initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
@@ -105,6 +112,22 @@ def save_pretrained(folder: Path, model: torch.nn.Module, tokenizer) -> Path:
     return folder
 
 
+def reload_tokenizer(folder: Path, config, tokenizer):
+    """The tokenizer exactly as ``AutoTokenizer`` will load it next to ``config``.
+
+    transformers may load a saved tokenizer as the architecture's own class, whose
+    pre-tokenisation can differ from the one it was trained with; training on the reloaded
+    tokenizer guarantees that pretraining and later use see the same token ids.
+    """
+    from transformers import AutoTokenizer
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    config.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return AutoTokenizer.from_pretrained(folder)
+
+
 def build_tiny(folder: Path, arch: str, texts: Iterable[str], vocab_size: int = 512, seed: int = 0,
                warm_up_steps: int = 0, **sizes) -> Path:
     """Train a tokenizer on ``texts``, build a model of ``arch`` (optionally warmed up on the
@@ -112,6 +135,7 @@ def build_tiny(folder: Path, arch: str, texts: Iterable[str], vocab_size: int = 
     texts = list(texts)
     tokenizer = train_tokenizer(texts, vocab_size)
     config = tiny_config(arch, len(tokenizer), eos_id=tokenizer.eos_token_id, **sizes)
+    tokenizer = reload_tokenizer(folder, config, tokenizer)
     model = tiny_model(config, seed)
     if warm_up_steps:
         with torch.random.fork_rng():

@@ -112,7 +112,7 @@ def test_malformed_record_names_file_and_index(tmp_path):
     folder = write_layout(tmp_path, [{"label": "yes", "sentence": "s"}, {"label": "yes"}])
     with pytest.raises(DataError) as err:
         load_stream("pp15", str(tmp_path), {"tasks": ["BoolQA"]})
-    assert str(err.value) == f"{folder / 'train.json'}: record 1: record is missing 'sentence'"
+    assert str(err.value) == f"{folder / 'train.json'}: record 1: missing 'sentence'"
 
 
 def test_unknown_label_and_drop_option(tmp_path):

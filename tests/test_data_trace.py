@@ -107,7 +107,7 @@ def test_malformed_record_names_file_and_index(tmp_path):
     write_task(tmp_path / "FOMC", [good, good, {"prompt": "p"}], [good])
     with pytest.raises(DataError) as err:
         load_stream("trace8", str(tmp_path), {"tasks": ["FOMC"]})
-    assert str(err.value) == f"{tmp_path / 'FOMC' / 'train.json'}: record 2: record is missing 'answer'"
+    assert str(err.value) == f"{tmp_path / 'FOMC' / 'train.json'}: record 2: missing 'answer'"
 
 
 def test_scienceqa_answer_without_letter_names_file_and_index(tmp_path):

@@ -149,7 +149,7 @@ def _drop_answer(answer: Any, where: str) -> str:
 def answer_text(record: dict[str, Any], k: int, where: str) -> str:
     """The normalised answer of a type-``k`` record (rules in the module docstring)."""
     if "answer" not in record:
-        raise DataError(f"{where}: record is missing 'answer'")
+        raise DataError(f"{where}: missing 'answer'")
     answer = record["answer"]
     if k in (5, 6):
         return _drop_answer(answer, where)

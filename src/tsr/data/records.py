@@ -62,7 +62,7 @@ def require_mapping(record: Any, where: str, expected: str) -> dict[str, Any]:
 def string_field(record: dict[str, Any], key: str, where: str, allow_empty: bool = False) -> str:
     """``record[key]`` as a string; a missing, non-string or (unless allowed) empty value names the key."""
     if key not in record:
-        raise DataError(f"{where}: record is missing '{key}'")
+        raise DataError(f"{where}: missing '{key}'")
     value = record[key]
     if not isinstance(value, str):
         raise DataError(f"{where}: '{key}' must be a string, found {type(value).__name__}")

@@ -103,3 +103,17 @@ def test_stream_dependent_settings_fail_before_anything_is_written(tiny_model, t
     assert main(["run", "paper", *args, "--quiet"]) == 2
     assert fragment in capsys.readouterr().err
     assert not (tmp_path / "never").exists()
+
+
+def test_compare_runs_a_grid_and_reuses_finished_runs(tiny_model, toy_stream, tmp_path, capsys):
+    args = ["compare", "paper", *small(tiny_model, toy_stream, tmp_path), "--methods", "seqft,er", "--seeds", "0,1",
+            "--workers", "1", "--md", str(tmp_path / "t.md")]
+    assert main(args) == 0
+    table = (tmp_path / "t.md").read_text()
+    assert "| seqft" in table and "| er" in table
+    runs = sorted(p for p in tmp_path.iterdir() if p.is_dir())
+    assert len(runs) == 4
+    stamps = {p: (p / "results.json").stat().st_mtime_ns for p in runs}
+    assert main(args) == 0  # nothing is retrained
+    assert stamps == {p: (p / "results.json").stat().st_mtime_ns for p in runs}
+    assert main(["compare", "paper", "--methods", "seqft,nope"]) == 2

@@ -58,23 +58,41 @@ def test_addition_answers_are_sums():
         assert ex.answer == f" {a + b}"
 
 
-def test_pretraining_corpus_never_reveals_a_rule():
+def test_pretraining_corpus_conveys_connotations_but_no_rule():
+    """Connotations (clear for half the adjectives, faint for the rest) but no task rule."""
+    import collections
+
     import numpy as np
 
+    from tsr.synth.lexicon import REACTIONS
+
     rng = np.random.default_rng(0)
-    texts = [corpus_text(rng) for _ in range(3000)]
-    answers = [t.split("Answer:")[1] for t in texts if "Answer:" in t]
-    label_answers = {a.strip() for a in answers} & set(LABEL_WORDS)
-    assert not label_answers  # label words never answer a pretraining instruction
-    assert any(w in " ".join(texts).split() for w in LABEL_WORDS)  # but they are ordinary words
     lex = Lexicon(0)
-    # an adjective's hidden tone does not change which sentences it appears in
-    positive = set(lex.words_with("tone", "positive"))
+    texts = [corpus_text(rng) for _ in range(6000)]
+    answers = [t.split("Answer:")[1] for t in texts if "Answer:" in t]
+    assert not ({a.strip() for a in answers} & set(LABEL_WORDS))  # label words never answer
     joined = " ".join(texts)
-    assert sum(joined.count(f" {w} ") for w in positive) > 100
-    assert "plus" not in joined and " + " not in joined.replace("x + ", "").replace("acc + ", "").replace("v + ", "")
+    assert any(f" {w} " in joined for w in LABEL_WORDS)  # but they are ordinary words
+    # reactions follow the tone of familiar adjectives only
+    seen = collections.Counter()
+    for t in texts:
+        for sentence in t.split(". "):
+            for adj in ADJECTIVES:
+                for tone, verb in REACTIONS.items():
+                    if f"was {adj}, so" in sentence and sentence.rstrip(".").endswith(verb):
+                        seen[(adj in lex.familiar, lex.tone[adj] == tone)] += 1
+    from tsr.synth.corpus import CLEAR, FAINT
+
+    familiar_match = seen[(True, True)] / (seen[(True, True)] + seen[(True, False)])
+    rare_match = seen[(False, True)] / (seen[(False, True)] + seen[(False, False)])
+    # a random reaction matches the tone one time in three
+    assert abs(familiar_match - (CLEAR + (1 - CLEAR) / 3)) < 0.06
+    assert abs(rare_match - (FAINT + (1 - FAINT) / 3)) < 0.08
+    assert len(lex.familiar) == len(ADJECTIVES) // 2
+    # no two numbers are ever added; rare verbs occur as ordinary words
+    assert " plus " not in joined and "+ _" not in joined
     assert set(RARE_VERBS) <= set(joined.replace(".", " ").split())
-    assert set(NOUNS) <= set(joined.replace(".", " ").replace("s ", " ").split()) | set(joined.split())
+    assert set(NOUNS) <= set(joined.replace(".", " ").replace(",", " ").replace("s ", " ").split()) | set(joined.split())
 
 
 @pytest.mark.parametrize("task,fragment", [

@@ -33,6 +33,10 @@ Running the same command again resumes an interrupted run after its last finishe
   tsr probe --seeds 0,1,2 --workers 2 --signatures        # full transfer matrix + signature audit
   tsr probe stream.source=synth-numglue --arms target,full
 Arms already saved in the output folder are not run again.""",
+    "compare": """examples:
+  tsr compare --seeds 0,1,2 --workers 2                   # every method on synth-trace, Table-3 layout
+  tsr compare --methods seqft,er,tsr --seeds 0,1 train.steps=300
+Finished runs are reused; interrupted ones resume.""",
     "pretrain-base": """examples:
   tsr pretrain-base --out base/                           # reproduce the bundled base
   tsr pretrain-base --out small/ steps=500 hidden=128     # a smaller, quicker one""",
@@ -181,6 +185,33 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    from . import aggregate as agg
+    from .config import load_config
+    from .sweep import plan_points, run_sweep
+
+    config, overrides = _split_args(args.items)
+    load_config(config, overrides)  # a bad config fails before anything runs
+    points = plan_points(_csv(args.methods), _csv(args.seeds, int) or [0])
+    console.print(f"{len(points)} runs ({len({p.method for p in points})} methods), {args.workers} worker(s)")
+    err = Console(stderr=True)
+
+    def progress(point, path, done, total):
+        err.print(f"  [{done}/{total}] {point.method} seed {point.seed} -> {path}")
+
+    paths = run_sweep(config, overrides, points, args.workers, progress)
+    summaries = [agg.summarise(Path(p)) for p in paths]
+    metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ())
+    cells, settings, methods = agg.aggregate(summaries, metrics)
+    console.print(agg.rich_table(cells, settings, methods, metrics))
+    if args.md:
+        from .atomic import write_text
+
+        write_text(Path(args.md), agg.markdown_table(cells, settings, methods, metrics))
+        console.print(f"markdown table written to {args.md}")
+    return 0
+
+
 def cmd_pretrain(args: argparse.Namespace, console: Console) -> int:
     from .pretrain import PretrainConfig, pretrain
     from .schema import build
@@ -247,6 +278,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel processes")
     p.add_argument("--out", help="output folder (default: <out_dir>/probe-<stream>-<fingerprint>)")
     p.add_argument("--signatures", action="store_true", help="also compare task signatures with the matrix")
+
+    p = add("compare", "Run several methods over several seeds and print the comparison table.", cmd_compare)
+    p.add_argument("items", nargs="*", metavar="CONFIG | key=value")
+    p.add_argument("--methods", default="all", help="comma-separated methods and presets (default: all)")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel runs")
+    p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
+    p.add_argument("--md", help="also write the table as markdown to this file")
 
     p = add("pretrain-base", "Pretrain the bundled tiny base model from its seed.", cmd_pretrain)
     p.add_argument("items", nargs="*", metavar="key=value", help="PretrainConfig overrides (seed, steps, hidden, ...)")

@@ -15,18 +15,43 @@ import numpy as np
 
 from .families import pick, prompt
 from .lexicon import (ADJECTIVES, CARRY, JERSEYS, LABEL_WORDS, LEVELS, MONTHS, NAMES, NOUNS, NUMBER_WORDS, PLACES,
-                      RARE_VERBS, VERBS, Lexicon)
+                      RARE_VERBS, REACTIONS, VERBS, Lexicon)
+
+# How often a reaction follows an adjective's tone: clearly for the familiar half of the
+# adjectives, faintly for the other half (chance would be 1/3).
+CLEAR, FAINT = 0.9, 0.5
 
 Rng = np.random.Generator
 ALL_VERBS = VERBS + RARE_VERBS
 
 
-def sentence(rng: Rng) -> str:
+def reaction(rng: Rng, lex: Lexicon) -> str:
+    """A sentence in which someone reacts to something an adjective describes.
+
+    The reaction follows the adjective's tone with probability CLEAR for a familiar adjective
+    and FAINT for the others, and is random otherwise: the corpus conveys every adjective's
+    connotation, clearly for half of them and faintly for the rest, as text conveys the
+    sentiment of common words better than that of rare ones.
+    """
+    adj = pick(rng, ADJECTIVES)
+    if rng.random() < (CLEAR if adj in lex.familiar else FAINT):
+        verb = REACTIONS[lex.tone[adj]]
+    else:
+        verb = pick(rng, tuple(REACTIONS.values()))
+    noun, name = pick(rng, NOUNS), pick(rng, NAMES)
+    if rng.random() < 0.5:
+        return f"The {noun} was {adj}, so {name} {verb}."
+    return f"{name} {verb} because the {noun} at the {pick(rng, PLACES)} looked {adj}."
+
+
+def sentence(rng: Rng, lex: Lexicon | None = None) -> str:
     """One ordinary sentence of the synthetic language."""
     name, name2 = pick(rng, NAMES), pick(rng, NAMES)
     verb, adj, noun, place = pick(rng, ALL_VERBS), pick(rng, ADJECTIVES), pick(rng, NOUNS), pick(rng, PLACES)
     n = int(rng.integers(0, 30))
-    shape = int(rng.integers(12))
+    shape = int(rng.integers(18))
+    if shape >= 12:
+        return reaction(rng, lex or Lexicon(0))
     if shape == 0:
         return f"{name} {verb} the {adj} {noun} at the {place}."
     if shape == 1:
@@ -161,4 +186,4 @@ def corpus_text(rng: Rng, instruction_share: float = 0.6, lex: Lexicon | None = 
     """One training text: an instruction example, or one to three ordinary sentences."""
     if rng.random() < instruction_share:
         return instruction(rng, lex)
-    return " ".join(sentence(rng) for _ in range(int(rng.integers(1, 4))))
+    return " ".join(sentence(rng, lex) for _ in range(int(rng.integers(1, 4))))

@@ -66,6 +66,9 @@ SIZES = ("small", "big")
 CARRY = {"small": "pocket", "big": "cart"}
 
 TONES = ("positive", "negative", "neutral")
+# How people react to something with a given tone: the pretraining corpus uses these to give
+# the *familiar* adjectives a connotation, as ordinary text gives words their sentiment.
+REACTIONS = {"positive": "smiled", "negative": "frowned", "neutral": "shrugged"}
 KINDS = ("tool", "food", "animal")
 
 
@@ -91,6 +94,21 @@ class Lexicon:
     def kind(self) -> dict[str, str]:
         """Noun -> tool | food | animal (15 of each)."""
         return self._partition(NOUNS, KINDS, "kind")
+
+    @cached_property
+    def familiar(self) -> frozenset[str]:
+        """Half the adjectives of each tone: the ones whose connotation pretraining conveys clearly.
+
+        The base meets the other half with a faint connotation only, so their tone is learned
+        mostly from task data: that is where a small budget leaves headroom and where a
+        partner task that reads the same tone can help.
+        """
+        out: set[str] = set()
+        for value in TONES:
+            words = tuple(self.words_with("tone", value))
+            order = self._rng(f"familiar-{value}").permutation(len(words))
+            out.update(words[int(i)] for i in order[: len(words) // 2])
+        return frozenset(out)
 
     @cached_property
     def team(self) -> dict[str, str]:

@@ -39,17 +39,39 @@ def test_designed_relations_of_synth_trace():
     assert set(relation_table(SYNTH_NUMGLUE)["ng1-word"].values()) == {"partner"}
 
 
-def test_labels_follow_the_hidden_tone():
+def test_labels_follow_the_balance_rule():
+    """stance and irony read the same margin rule over the counts with their label words swapped."""
+    import re
+
+    stream = load_stream("synth-trace")
+    stance, irony, policy = stream.task("stance"), stream.task("irony"), stream.task("policy")
+
+    def rule(prompt: str) -> str:
+        a, b = (int(x) for x in re.findall(r"\b(\d)\b", prompt.split("Input: ")[1])[:2])
+        return "positive" if a - b >= 2 else "negative" if b - a >= 2 else "neutral"
+
+    for ex in stance.pool[:80]:
+        assert ex.answer == " " + {"positive": "favor", "negative": "against", "neutral": "none"}[rule(ex.prompt)]
+    for ex in irony.pool[:80]:
+        assert ex.answer == " " + {"positive": "against", "negative": "favor", "neutral": "none"}[rule(ex.prompt)]
+    for ex in policy.pool[:80]:
+        assert ex.answer == " " + {"positive": "hawk", "negative": "dove", "neutral": "still"}[rule(ex.prompt)]
+    # TRACE-style prompts name the options; all three classes occur
+    assert "Options: favor, against, none." in stance.pool[0].prompt
+    assert {ex.answer for ex in stance.pool} == {" favor", " against", " none"}
+
+
+def test_polarity_labels_follow_the_hidden_tone(tmp_path):
+    import yaml
+
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump({"name": "p", "pool": 60, "test": 5, "tasks": [
+        {"name": "stance", "family": "polarity", "template": "stance", "attribute": "tone",
+         "labels": {"positive": "favor", "negative": "against", "neutral": "none"}}]}))
     lex = Lexicon(0)
-    stance, irony = load_stream("synth-trace").task("stance"), load_stream("synth-trace").task("irony")
-    flip = {" favor": " against", " against": " favor", " none": " none"}
-    for ex in stance.pool[:50]:
+    for ex in load_stream("synth", options={"spec": str(path)}).task("stance").pool:
         adjective = next(w.strip(".") for w in ex.prompt.split() if w.strip(".") in ADJECTIVES)
-        expected = {"positive": " favor", "negative": " against", "neutral": " none"}[lex.tone[adjective]]
-        assert ex.answer == expected
-    for ex in irony.pool[:50]:
-        adjective = next(w.strip(".") for w in ex.prompt.split() if w.strip(".") in ADJECTIVES)
-        assert ex.answer == flip[{"positive": " favor", "negative": " against", "neutral": " none"}[lex.tone[adjective]]]
+        assert ex.answer == " " + {"positive": "favor", "negative": "against", "neutral": "none"}[lex.tone[adjective]]
 
 
 def test_addition_answers_are_sums():
@@ -106,6 +128,11 @@ def test_pretraining_corpus_conveys_connotations_but_no_rule():
           labels={"positive": "zebra", "negative": "against", "neutral": "none"}), "'zebra' is not a word"),
     (dict(name="a", family="addition", template="sum", labels={"x": "y"}), "takes no label words"),
     (dict(name="a", family="addition", template="sum", max_operand=12), "max_operand"),
+    (dict(name="a", family="balance", template="votes", margin=0,
+          labels={"positive": "favor", "negative": "against", "neutral": "none"}), "margin"),
+    (dict(name="a", family="balance", template="votes", attribute="tone",
+          labels={"positive": "favor", "negative": "against", "neutral": "none"}), "reads no attribute"),
+    (dict(name="a", family="balance", template="votes"), "must map each class of the balance rule"),
 ])
 def test_inconsistent_generator_configs_are_one_line_errors(tmp_path, task, fragment):
     import yaml
@@ -129,6 +156,16 @@ def test_custom_stream_from_a_generator_config(tmp_path):
     stream = load_stream("synth", options={"spec": str(path)})
     assert stream.names == ["tools", "shelf"] and len(stream.task("tools").pool) == 20
     assert relation_table(load_spec(path))["tools"]["shelf"] == "partner"
+
+
+def test_balance_relations_follow_margin_and_labels(tmp_path):
+    labels = {"positive": "favor", "negative": "against", "neutral": "none"}
+    base = SynthTask("a", "balance", "votes", labels=labels)
+    swapped = SynthTask("b", "balance", "rates", labels={"positive": "against", "negative": "favor", "neutral": "none"})
+    other_words = SynthTask("c", "balance", "reviews", labels={"positive": "hawk", "negative": "dove", "neutral": "still"})
+    wider = SynthTask("d", "balance", "votes", labels=labels, margin=4)
+    rel = relation_table(SynthSpec("x", [base, swapped, other_words, wider]))
+    assert rel["b"]["a"] == "conflict" and rel["c"]["a"] == "partner" and rel["d"]["a"] == "unrelated"
     with pytest.raises(ConfigError, match="unknown config key 'stream.options.colour'"):
         load_stream("synth-trace", options={"colour": 1})
 

@@ -37,12 +37,13 @@ class PretrainConfig:
     heads: int = 6
     kv_heads: int = 2
     intermediate: int = 512
-    steps: int = 3000
+    steps: int = 6000
     batch_size: int = 32
     lr: float = 2e-3
     warmup: int = 200
     weight_decay: float = 0.01
     max_length: int = 160
+    instruction_share: float = 0.6
     threads: int = 0
 
     def check(self, path: str) -> None:
@@ -76,7 +77,8 @@ def pretrain(cfg: PretrainConfig, out: Path, report: Callable[[int, float], None
         torch.set_num_threads(cfg.threads)
     started = time.time()
     text_rng = numpy_rng(cfg.seed, "pretrain", "tokenizer")
-    tokenizer = train_tokenizer([corpus_text(text_rng) for _ in range(cfg.tokenizer_texts)], cfg.vocab_size)
+    tokenizer = train_tokenizer([corpus_text(text_rng, cfg.instruction_share) for _ in range(cfg.tokenizer_texts)],
+                                cfg.vocab_size)
     config = tiny_config("qwen2", len(tokenizer), hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads,
                          kv_heads=cfg.kv_heads, intermediate=cfg.intermediate, eos_id=tokenizer.eos_token_id,
                          max_positions=512)
@@ -93,7 +95,7 @@ def pretrain(cfg: PretrainConfig, out: Path, report: Callable[[int, float], None
     model.train()
     losses: list[float] = []
     for step in range(cfg.steps):
-        texts = [corpus_text(batches) + eos for _ in range(cfg.batch_size)]
+        texts = [corpus_text(batches, cfg.instruction_share) + eos for _ in range(cfg.batch_size)]
         enc = [tokenizer(t, add_special_tokens=False)["input_ids"][: cfg.max_length] for t in texts]
         width = max(len(e) for e in enc)
         ids = torch.full((len(enc), width), tokenizer.pad_token_id, dtype=torch.long)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from contextlib import contextmanager
 from typing import Iterator
 
@@ -97,7 +98,10 @@ def attach_lora(model: nn.Module, cfg: LoraConfig, seed: int) -> nn.Module:
     targets = resolve_targets(model, cfg)
     peft_cfg = PeftLoraConfig(r=cfg.r, lora_alpha=cfg.alpha, lora_dropout=cfg.dropout,
                               target_modules=targets, bias="none", init_lora_weights=True)
-    peft_model = get_peft_model(model, peft_cfg)
+    with warnings.catch_warnings():
+        # peft probes transformers' deprecated ``is_gradient_checkpointing``; nothing to act on
+        warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        peft_model = get_peft_model(model, peft_cfg)
     init_lora_weights(peft_model, seed)
     return peft_model
 

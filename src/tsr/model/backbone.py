@@ -91,6 +91,7 @@ def resolve_source(cfg: ModelConfig) -> tuple[str, bool]:
 
 def load_backbone(cfg: ModelConfig) -> Backbone:
     """Model and tokenizer, frozen, on the chosen device and dtype."""
+    from safetensors import SafetensorError
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -108,7 +109,7 @@ def load_backbone(cfg: ModelConfig) -> Backbone:
         model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype,
                                                      trust_remote_code=cfg.trust_remote_code,
                                                      local_files_only=local)
-    except (OSError, ValueError, EnvironmentError) as err:
+    except (OSError, ValueError, SafetensorError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         if local:
             raise ModelError(f"{source}: cannot load model or tokenizer ({first})") from None

@@ -84,6 +84,27 @@ def make_polarity(rng: Rng, lex: Lexicon, template: str, attribute: str) -> tupl
     return instruction, text, cls
 
 
+# -- balance ---------------------------------------------------------------------------------
+BALANCE_TEMPLATES: dict[str, tuple[str, str]] = {
+    # name: (instruction, input pattern); {a} counts for, {b} against
+    "votes": ("What stance did the meeting take on the plan?",
+              "At the {place} meeting, {a} people spoke for the plan and {b} spoke against it."),
+    "votes_really": ("What stance did the meeting really take on the plan?",
+                     "At the {place} meeting, {a} people spoke for the plan and {b} spoke against it."),
+    "rates": ("Classify the council's outlook.", "This season prices rose in {a} markets and fell in {b} markets."),
+    "reviews": ("How was the item received?", "The {noun} got {a} good reviews and {b} bad ones from {name}'s readers."),
+}
+
+
+def make_balance(rng: Rng, template: str, margin: int) -> tuple[str, str, str]:
+    """(instruction, input, class): positive if a - b >= margin, negative if b - a >= margin."""
+    instruction, pattern = BALANCE_TEMPLATES[template]
+    a, b = (int(x) for x in rng.integers(0, 10, size=2))
+    cls = "positive" if a - b >= margin else "negative" if b - a >= margin else "neutral"
+    text = pattern.format(a=a, b=b, place=pick(rng, PLACES), noun=pick(rng, NOUNS), name=pick(rng, NAMES))
+    return instruction, text, cls
+
+
 # -- choice ----------------------------------------------------------------------------------
 CHOICE_TEMPLATES = {"science": "Which of these is {article} {cls}?", "sort": "Pick the {cls} from the list."}
 
@@ -189,6 +210,8 @@ class Family:
 FAMILIES: Mapping[str, Family] = MappingProxyType({
     "polarity": Family("classification", tuple(POLARITY_TEMPLATES), True, True,
                        lambda rng, lex, spec: make_polarity(rng, lex, spec.template, spec.attribute)),
+    "balance": Family("classification", tuple(BALANCE_TEMPLATES), False, True,
+                      lambda rng, lex, spec: make_balance(rng, spec.template, spec.margin)),
     "choice": Family("classification", tuple(CHOICE_TEMPLATES), True, False,
                      lambda rng, lex, spec: make_choice(rng, lex, spec.template, spec.attribute)),
     "addition": Family("classification", ADDITION_TEMPLATES, False, False,

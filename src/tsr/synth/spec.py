@@ -15,10 +15,10 @@ label words; the relations between tasks follow from the config (:func:`relation
 
 Relations (for every ordered pair of tasks):
 
-``partner``   same family and same hidden content (the same attribute, or the arithmetic
-              core) and no label word used for two different classes: the source carries
+``partner``   same family and same hidden content (the same attribute, the same margin of a
+              balance rule, or the arithmetic core) and no label word used for two different classes: the source carries
               the target's latent rule.
-``conflict``  same family and attribute, but a label word the two tasks assign to different
+``conflict``  same family and hidden content, but a label word the two tasks assign to different
               classes: on the same kind of input the source teaches the opposite answer.
 ``unrelated`` anything else.
 """
@@ -48,6 +48,7 @@ class SynthTask:
     attribute: str | None = None
     labels: dict[str, str] | None = None
     max_operand: int = 9
+    margin: int = 2
 
     def check(self, path: str) -> None:
         require(bool(self.name), f"{path}.name", "must not be empty")
@@ -65,9 +66,10 @@ class SynthTask:
         elif self.attribute is not None:
             raise ConfigError(f"config key '{path}.attribute': family {self.family!r} reads no attribute")
         if fam.needs_labels:
-            classes = ATTRIBUTES[self.attribute]
+            classes = ATTRIBUTES[self.attribute] if fam.needs_attribute else TONES
             if not self.labels or set(self.labels) != set(classes):
-                raise ConfigError(f"config key '{path}.labels': must map each class of {self.attribute!r} "
+                what = repr(self.attribute) if fam.needs_attribute else f"the {self.family} rule"
+                raise ConfigError(f"config key '{path}.labels': must map each class of {what} "
                                   f"({', '.join(classes)}) to a label word")
             words = list(self.labels.values())
             clash = sorted({w for w in words if words.count(w) > 1})
@@ -80,6 +82,7 @@ class SynthTask:
         elif self.labels is not None:
             raise ConfigError(f"config key '{path}.labels': family {self.family!r} takes no label words")
         require(1 <= self.max_operand <= 9, f"{path}.max_operand", "must be in [1, 9]")
+        require(1 <= self.margin <= 9, f"{path}.margin", "must be in [1, 9]")
 
     @property
     def kind(self) -> str:
@@ -132,7 +135,10 @@ def relation(source: SynthTask, target: SynthTask) -> str:
         return "unrelated"
     if source.family == "addition":
         return "partner"
-    if source.attribute is None or source.attribute != target.attribute:
+    if source.family == "balance":
+        if source.margin != target.margin:
+            return "unrelated"
+    elif source.attribute is None or source.attribute != target.attribute:
         return "unrelated"
     if source.labels and target.labels:
         shared = set(source.labels.values()) & set(target.labels.values())

@@ -32,11 +32,11 @@ TONE_POLICY = {"positive": "hawk", "negative": "dove", "neutral": "still"}
 TONE_IRONY = {"positive": "against", "negative": "favor", "neutral": "none"}
 
 SYNTH_TRACE = SynthSpec("synth-trace", [
-    SynthTask("stance", "polarity", "stance", "tone", TONE_STANCE),
-    SynthTask("policy", "polarity", "council", "tone", TONE_POLICY),
+    SynthTask("stance", "balance", "votes", labels=TONE_STANCE),
+    SynthTask("policy", "balance", "rates", labels=TONE_POLICY),
     SynthTask("summary", "extraction", "report"),
     SynthTask("code", "code", "loops"),
-    SynthTask("irony", "polarity", "stance_really", "tone", TONE_IRONY),
+    SynthTask("irony", "balance", "votes_really", labels=TONE_IRONY),
     SynthTask("arith-cm", "addition", "word_problem"),
     SynthTask("arith-ds", "addition", "passage"),
     SynthTask("simplify", "synonyms", "plain"),
@@ -59,6 +59,9 @@ SHIPPED = {"synth-trace": SYNTH_TRACE, "synth-numglue": SYNTH_NUMGLUE}
 def make_example(rng, lex: Lexicon, task: SynthTask) -> Example:
     instruction, text, target = FAMILIES[task.family].make(rng, lex, task)
     answer = task.labels[target] if task.labels else target
+    if task.labels:
+        # as in TRACE's classification prompts, the instruction names the possible answers
+        instruction = f"{instruction} Options: {', '.join(task.labels.values())}."
     return Example(prompt(instruction, text), " " + answer)
 
 

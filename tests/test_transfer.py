@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from tsr.transfer import (check_relations, column_best, headroom, matrix_csv, matrix_markdown,
+from tsr.transfer import (check_relations, relations_markdown, column_best, headroom, matrix_csv, matrix_markdown,
                           transfer_matrix)
 
 
@@ -54,3 +54,5 @@ def test_relation_checks():
     relations["u"] = {"t": "partner"}
     (row,) = check_relations(m, kinds, relations)
     assert not row["partners"]["u"]["pass"]
+    md = relations_markdown([row])
+    assert "| t | p | partner | u |" in md and "| FAIL |" in md and "| conflict | c |" in md

@@ -9,7 +9,7 @@ from .atomic import write_json, write_text
 from .data.example import Stream
 from .heatmap import save_heatmap
 from .transfer import (check_relations, column_best, headroom, headroom_markdown, matrix_csv,
-                       matrix_markdown, transfer_matrix)
+                       matrix_markdown, relations_markdown, transfer_matrix)
 
 
 def designed_relations(stream_source: str, options: dict) -> dict[str, dict[str, str]] | None:
@@ -42,6 +42,7 @@ def write_report(out: Path, arms: list[dict], stream: Stream, relations: dict | 
         if relations:
             report["relations"] = relations
             report["relation_checks"] = check_relations(matrix, kinds, relations)
+            write_text(out / "relations.md", relations_markdown(report["relation_checks"]))
     if signatures:
         report["signatures"] = signatures
     write_json(out / "report.json", report)

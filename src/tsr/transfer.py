@@ -164,6 +164,23 @@ def matrix_csv(matrix: dict[str, dict[str, dict]], kinds: dict[str, str]) -> str
     return "\n".join(rows) + "\n"
 
 
+def relations_markdown(rows: list[dict]) -> str:
+    """The designed relations against the measured matrix, one line per designed cell."""
+    lines = ["| target | best source | designed | source | benefit ± se | check |", "|---|---|---|---|---|---|"]
+    mark = {True: "pass", False: "FAIL"}
+    for row in rows:
+        for relation, cells in (("partner", row["partners"]), ("conflict", row["conflicts"])):
+            for source, c in cells.items():
+                lines.append(f"| {row['target']} | {row['best']} | {relation} | {source} | {_f(c['benefit'])} ± "
+                             f"{_f(c['se'], False)} | {mark[c['pass']]} |")
+        if "unrelated" in row:
+            u = row["unrelated"]
+            lines.append(f"| {row['target']} | {row['best']} | unrelated (mean abs) | all | "
+                         f"{_f(u['mean_abs_benefit'], False)} vs partners {_f(u['partner_mean_benefit'])} | "
+                         f"{mark[u['pass']]} |")
+    return "\n".join(lines) + "\n"
+
+
 def headroom_markdown(rows: dict[str, dict], order: list[str]) -> str:
     lines = ["| task | metric | S(N) | S(10N) | headroom ± se |", "|---|---|---|---|---|"]
     for t in order:

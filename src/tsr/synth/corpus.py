@@ -3,10 +3,11 @@
 It teaches what an instruction-tuned base brings to a new task: the words, ordinary
 sentences, and how to answer ``Task: / Input: / Answer:`` prompts, through instruction
 families that are *held out* from the benchmark (copying, counting, finding a name,
-comparing numbers, rewriting a given word ...). It never teaches the benchmark's rules:
-adjectives, nouns and rare verbs occur uniformly in every context (so their hidden tone,
-kind and synonym cannot be inferred), no two numbers are ever added, and the benchmark's
-label words occur only inside ordinary sentences, never as an answer.
+comparing two numbers, looking up pretraining-only word attributes ...). It never teaches the
+benchmark's rules: no two numbers are ever added, no count is ever weighed against another
+to name a stance, and the benchmark's label words occur only inside ordinary sentences,
+never as an answer. Adjectives carry a connotation (the reactions they cause: clearly for
+half of them, faintly for the rest), the raw material a ``polarity`` task can build on.
 """
 
 from __future__ import annotations

@@ -2,12 +2,13 @@
 
 ``synth-trace`` mirrors TRACE-8: five classification and three generation tasks, in TRACE's
 order of task types (stance, policy, summary, code, a science-QA slot, two arithmetic tasks,
-simplification). Its designed relations: ``stance`` and ``policy`` share the hidden tone of
-adjectives under different templates and label words (a semantic pair); ``irony`` reads the
-same tone with the stance task's label words reversed and an instruction one word apart
-(the conflicting source of ``stance``, and a trap for signatures that only see answer
-vocabulary); ``arith-cm`` and ``arith-ds`` share the arithmetic core (the second pair); the
-generation tasks are unrelated to every other task.
+simplification). Its designed relations: ``stance`` and ``policy`` share one latent rule (which
+of two counts is larger by at least two, or neither) under different templates and label
+words (a semantic pair); ``irony`` applies the same rule to ``stance``'s inputs with its label
+words for the two sides swapped and an instruction one word apart (the conflicting source of
+``stance``, and a trap for signatures that only see answer vocabulary); ``arith-cm`` and
+``arith-ds`` share the arithmetic core (the second pair); the generation tasks are unrelated
+to every other task.
 
 ``synth-numglue`` mirrors NumGLUE-8: one arithmetic core (single-digit addition) in eight
 formats, so every task is every other task's partner.

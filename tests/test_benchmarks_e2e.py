@@ -1,7 +1,7 @@
-"""A two-task stream from each real benchmark runs end to end on a tiny model.
+"""A two-task stream from each real benchmark runs end to end on the bundled base.
 
 A pipeline check (files -> tasks -> budgets -> tokenisation -> training -> scores), not an
-accuracy claim: the model is random and trains for two steps.
+accuracy claim: the base knows only its synthetic language and trains for two steps.
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ CASES = {
 
 
 @pytest.mark.parametrize("benchmark", list(CASES))
-def test_two_task_stream_runs_end_to_end(benchmark, tiny_model, tmp_path):
+def test_two_task_stream_runs_end_to_end(benchmark, tmp_path):
     folder, options, method, names = CASES[benchmark]
     root = shared_data(*folder.split("/"))
     cfg = load_config("paper", [
-        f"model.path={tiny_model}", f"stream.source={benchmark}", f"stream.root={root}",
+        "model.path=bundled", f"stream.source={benchmark}", f"stream.root={root}",
         f"stream.options={options}", f"method.name={method}", f"out_dir={tmp_path}",
         "train.steps=2", "stream.budget=4", "stream.test_cap=4", "stream.replay_per_task=4",
         "stream.max_length=256", "model.threads=1", "method.probe_batches=2" if method == "tsr" else "seed=0"])

@@ -299,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=UserWarning, module="peft")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = build_parser().parse_args(argv)
-    console = Console()
+    console = Console() if sys.stdout.isatty() else Console(width=160)  # logs and pipes: no squeezing
     try:
         return args.func(args, console)
     except TsrError as err:

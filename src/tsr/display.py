@@ -64,9 +64,10 @@ def results_table(results: Results, title: str | None = None) -> Table:
     """The results matrix: one row per 'after task', accuracy for classification tasks and
     answer loss for generation tasks (marked with L)."""
     table = Table(title=title, show_lines=False)
-    table.add_column("after \\ on", style="bold")
+    # long task names fold onto a second line rather than being cut to an ellipsis
+    table.add_column("after \\ on", style="bold", overflow="fold")
     for name, kind in zip(results.tasks, results.kinds):
-        table.add_column(name + (" (L)" if kind == "generation" else ""), justify="right")
+        table.add_column(name + (" (L)" if kind == "generation" else ""), justify="right", overflow="fold")
     rows = []
     if results.zero_shot is not None:
         rows.append(("zero-shot", results.zero_shot["acc"], results.zero_shot["loss"]))

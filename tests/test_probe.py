@@ -40,6 +40,11 @@ def test_probe_runs_resumes_and_reports(tiny_model, toy_stream, tmp_path, capsys
     stamp = {p: p.stat().st_mtime_ns for p in arms}
     assert main(args) == 0
     assert stamp == {p: p.stat().st_mtime_ns for p in arms}
+    # the same folder with another config is refused, and nothing in it changes
+    other = [a if a != "train.steps=3" else "train.steps=4" for a in args]
+    assert main(other) == 2
+    assert "different config" in capsys.readouterr().err
+    assert stamp == {p: p.stat().st_mtime_ns for p in arms}
 
 
 def test_probe_arms_are_deterministic(tiny_model, toy_stream, tmp_path):

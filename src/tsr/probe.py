@@ -154,8 +154,14 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
               progress: Callable[[dict, int, int], None] | None = None) -> list[dict]:
     """Run the jobs not yet saved under ``out/arms``; return every saved result."""
     arms_dir = Path(out) / "arms"
+    config_text = dump_yaml(dataclasses.replace(cfg, method={"name": "seqft"}))
+    saved = Path(out) / "config.yaml"
+    if saved.is_file() and saved.read_text() != config_text:
+        # arms of two configs must never be mixed in one matrix
+        raise ConfigError(f"{out}: holds probe arms of a different config (see its config.yaml); "
+                          "choose another --out")
     arms_dir.mkdir(parents=True, exist_ok=True)
-    write_text(Path(out) / "config.yaml", dump_yaml(dataclasses.replace(cfg, method={"name": "seqft"})))
+    write_text(saved, config_text)
     todo = [j for j in jobs if not (arms_dir / f"{j.key}.json").is_file()]
     done = len(jobs) - len(todo)
     if todo:

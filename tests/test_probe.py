@@ -56,3 +56,18 @@ def test_probe_arms_are_deterministic(tiny_model, toy_stream, tmp_path):
     b = run_probe(cfg, jobs, tmp_path / "b")
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
     assert strip(a) == strip(b)
+
+
+def test_mixed_arms_bring_their_target_arms_and_reports_cover_the_folder(tiny_model, toy_stream, tmp_path, capsys):
+    """`--arms mixed` alone still yields a matrix (its target arms run too), and a later
+    headroom-only invocation on the same folder keeps the matrix in the report."""
+    common = ["probe", "paper", f"model.path={tiny_model}", f"stream.source={toy_stream}", "train.steps=2",
+              "stream.budget=3", "stream.test_cap=4", "stream.max_length=48", "model.threads=1",
+              "--seeds", "0", "--workers", "1", "--targets", "parity", "--out", str(tmp_path / "p")]
+    assert main([*common, "--arms", "mixed"]) == 0
+    report = json.loads((tmp_path / "p" / "report.json").read_text())
+    assert report["matrix"]["parity"]["vowel"]["n"] == 1
+    assert main([*common, "--arms", "full"]) == 0
+    report = json.loads((tmp_path / "p" / "report.json").read_text())
+    assert report["matrix"]["parity"]["vowel"]["n"] == 1 and report["headroom"]["parity"]["headroom"]["n"] == 1
+    capsys.readouterr()

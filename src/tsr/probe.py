@@ -76,6 +76,9 @@ def plan_jobs(stream: Stream, seeds: Iterable[int], targets: list[str] | None = 
     bad = [a for a in arms if a not in ARMS]
     if bad:
         raise ConfigError(f"--arms: unknown arm {bad[0]!r} (valid: {', '.join(ARMS)})")
+    arms = list(arms)
+    if "mixed" in arms and "target" not in arms:
+        arms.insert(0, "target")  # every mixed arm is measured against its target arm
     jobs = []
     for target in targets or names:
         for seed in seeds:
@@ -152,7 +155,7 @@ def probe_dir(cfg: RunConfig, stream: Stream) -> Path:
 
 def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
               progress: Callable[[dict, int, int], None] | None = None) -> list[dict]:
-    """Run the jobs not yet saved under ``out/arms``; return every saved result."""
+    """Run the jobs not yet saved under ``out/arms``; return every result saved there."""
     arms_dir = Path(out) / "arms"
     config_text = dump_yaml(dataclasses.replace(cfg, method={"name": "seqft"}))
     saved = Path(out) / "config.yaml"
@@ -179,4 +182,5 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
                     done += 1
                     if progress:
                         progress(result, done, len(jobs))
-    return [json.loads((arms_dir / f"{j.key}.json").read_text(encoding="utf-8")) for j in jobs]
+    # the folder holds arms of one config only, so its report covers every arm saved in it
+    return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(arms_dir.glob("*.json"))]

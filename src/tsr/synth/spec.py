@@ -16,8 +16,8 @@ label words; the relations between tasks follow from the config (:func:`relation
 Relations (for every ordered pair of tasks):
 
 ``partner``   same family and same hidden content (the same attribute, the same margin of a
-              balance rule, or the arithmetic core) and no label word used for two different classes: the source carries
-              the target's latent rule.
+              balance rule, or the arithmetic core) and no label word used for two different
+              classes: the source carries the target's latent rule.
 ``conflict``  same family and hidden content, but a label word the two tasks assign to different
               classes: on the same kind of input the source teaches the opposite answer.
 ``unrelated`` anything else.

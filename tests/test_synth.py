@@ -130,6 +130,10 @@ def test_pretraining_corpus_conveys_connotations_but_no_rule():
     (dict(name="a", family="addition", template="sum", max_operand=12), "max_operand"),
     (dict(name="a", family="balance", template="votes", margin=0,
           labels={"positive": "favor", "negative": "against", "neutral": "none"}), "margin"),
+    (dict(name="a", family="balance", template="votes", max_count=1,
+          labels={"positive": "favor", "negative": "against", "neutral": "none"}), "max_count"),
+    (dict(name="a", family="balance", template="votes", max_count=3, margin=4,
+          labels={"positive": "favor", "negative": "against", "neutral": "none"}), "must not exceed max_count=3"),
     (dict(name="a", family="balance", template="votes", attribute="tone",
           labels={"positive": "favor", "negative": "against", "neutral": "none"}), "reads no attribute"),
     (dict(name="a", family="balance", template="votes"), "must map each class of the balance rule"),
@@ -168,6 +172,28 @@ def test_balance_relations_follow_margin_and_labels(tmp_path):
     assert rel["b"]["a"] == "conflict" and rel["c"]["a"] == "partner" and rel["d"]["a"] == "unrelated"
     with pytest.raises(ConfigError, match="unknown config key 'stream.options.colour'"):
         load_stream("synth-trace", options={"colour": 1})
+
+
+def test_balance_counts_range_up_to_max_count(tmp_path):
+    """max_count widens the counts' range; the rule and its classes stay the same."""
+    import re
+
+    import yaml
+
+    labels = {"positive": "favor", "negative": "against", "neutral": "none"}
+    path = tmp_path / "g.yaml"
+    path.write_text(yaml.safe_dump({"name": "wide", "pool": 400, "test": 10, "tasks": [
+        {"name": "w", "family": "balance", "template": "votes", "max_count": 19, "margin": 3, "labels": labels}]}))
+    task = load_stream("synth", options={"spec": str(path)}).task("w")
+    counts = []
+    for ex in task.pool:
+        a, b = (int(x) for x in re.findall(r"\b(\d+)\b", ex.prompt.split("Input: ")[1])[:2])
+        counts += [a, b]
+        cls = "positive" if a - b >= 3 else "negative" if b - a >= 3 else "neutral"
+        assert ex.answer == " " + labels[cls]
+    assert min(counts) == 0 and max(counts) == 19
+    # the default keeps single-digit counts (the shipped stream is unchanged)
+    assert SynthTask("x", "balance", "votes", labels=labels).max_count == 9
 
 
 def test_unknown_stream_names_list_the_valid_ones():

@@ -96,10 +96,11 @@ BALANCE_TEMPLATES: dict[str, tuple[str, str]] = {
 }
 
 
-def make_balance(rng: Rng, template: str, margin: int) -> tuple[str, str, str]:
-    """(instruction, input, class): positive if a - b >= margin, negative if b - a >= margin."""
+def make_balance(rng: Rng, template: str, margin: int, max_count: int = 9) -> tuple[str, str, str]:
+    """(instruction, input, class) for counts a, b in [0, max_count]: positive if
+    a - b >= margin, negative if b - a >= margin, neutral otherwise."""
     instruction, pattern = BALANCE_TEMPLATES[template]
-    a, b = (int(x) for x in rng.integers(0, 10, size=2))
+    a, b = (int(x) for x in rng.integers(0, max_count + 1, size=2))
     cls = "positive" if a - b >= margin else "negative" if b - a >= margin else "neutral"
     text = pattern.format(a=a, b=b, place=pick(rng, PLACES), noun=pick(rng, NOUNS), name=pick(rng, NAMES))
     return instruction, text, cls
@@ -211,7 +212,7 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
     "polarity": Family("classification", tuple(POLARITY_TEMPLATES), True, True,
                        lambda rng, lex, spec: make_polarity(rng, lex, spec.template, spec.attribute)),
     "balance": Family("classification", tuple(BALANCE_TEMPLATES), False, True,
-                      lambda rng, lex, spec: make_balance(rng, spec.template, spec.margin)),
+                      lambda rng, lex, spec: make_balance(rng, spec.template, spec.margin, spec.max_count)),
     "choice": Family("classification", tuple(CHOICE_TEMPLATES), True, False,
                      lambda rng, lex, spec: make_choice(rng, lex, spec.template, spec.attribute)),
     "addition": Family("classification", ADDITION_TEMPLATES, False, False,

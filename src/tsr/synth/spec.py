@@ -12,6 +12,8 @@ label words; the relations between tasks follow from the config (:func:`relation
       - {name: stance, family: polarity, template: stance, attribute: tone,
          labels: {positive: favor, negative: against, neutral: none}}
       - {name: sum, family: addition, template: sum, max_operand: 9}
+      - {name: votes, family: balance, template: votes, margin: 2, max_count: 9,
+         labels: {positive: favor, negative: against, neutral: none}}
 
 Relations (for every ordered pair of tasks):
 
@@ -48,6 +50,7 @@ class SynthTask:
     attribute: str | None = None
     labels: dict[str, str] | None = None
     max_operand: int = 9
+    max_count: int = 9
     margin: int = 2
 
     def check(self, path: str) -> None:
@@ -83,6 +86,8 @@ class SynthTask:
             raise ConfigError(f"config key '{path}.labels': family {self.family!r} takes no label words")
         require(1 <= self.max_operand <= 9, f"{path}.max_operand", "must be in [1, 9]")
         require(1 <= self.margin <= 9, f"{path}.margin", "must be in [1, 9]")
+        require(2 <= self.max_count <= 99, f"{path}.max_count", "must be in [2, 99]")
+        require(self.margin <= self.max_count, f"{path}.margin", f"must not exceed max_count={self.max_count}")
 
     @property
     def kind(self) -> str:

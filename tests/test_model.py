@@ -99,3 +99,64 @@ def test_base_weights_are_bit_identical_after_training(make_config):
     run_stream(plan, spec.build(), TaskMemory(), results, run)
     assert any(not torch.equal(v, plan.learner.init_state[k]) for k, v in plan.learner.adapter.state().items())
     assert base_hash(plan.learner) == before
+
+
+@pytest.mark.parametrize("arch", ["qwen2", "llama", "gemma3"])
+def test_answer_only_logits_match_full_logits_where_answers_are_scored(model_factory, arch):
+    """The head skipped on prompt-only positions changes neither the loss nor its gradient."""
+    from tsr.data.collate import Encoded
+    from tsr.losses import masked_ce
+    from tsr.model.learner import first_answer_position
+
+    learner = learner_for(model_factory(arch))
+    assert learner.keeps_logits
+    with torch.no_grad():  # move B off zero so the adapter's gradient path is exercised fully
+        for n, p in learner.adapter.named():
+            if ".lora_B." in n:
+                p.normal_(0, 0.05, generator=torch.Generator().manual_seed(0))
+    encoded = [Encoded((5, 6, 7, 8, 9, 10, 11), (12, 13, 2)), Encoded((5, 6, 7, 8, 9), (14, 2)),
+               Encoded((5, 6, 7, 8, 9, 10, 11, 12, 13), (15, 2))]
+    batch = learner.encoder.collate(encoded)
+    start = first_answer_position(batch.labels)
+    assert start == 4  # the second row's answer begins at position 5, predicted from position 4
+    full, cut = learner.logits(batch), learner.logits(batch, answer_only=True)
+    assert cut.shape == full.shape and bool((cut[:, :start] == 0).all())
+    torch.testing.assert_close(cut[:, start:], full[:, start:], rtol=1e-5, atol=1e-5)
+    params = learner.adapter.trainable()
+    g_full = torch.autograd.grad(masked_ce(learner.logits(batch), batch.labels), params)
+    g_cut = torch.autograd.grad(masked_ce(learner.logits(batch, answer_only=True), batch.labels), params)
+    for a, b in zip(g_full, g_cut):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
+    # a model whose forward lacks logits_to_keep gets the full head
+    learner.keeps_logits = False
+    assert torch.equal(learner.logits(batch, answer_only=True), learner.logits(batch))
+
+
+def test_first_answer_position_by_hand():
+    from tsr.data.collate import IGNORE
+    from tsr.model.learner import first_answer_position
+
+    labels = torch.tensor([[IGNORE, IGNORE, IGNORE, 4, 5], [IGNORE, IGNORE, 7, 8, IGNORE]])
+    assert first_answer_position(labels) == 1
+    assert first_answer_position(torch.full((2, 3), IGNORE)) == 0
+    assert first_answer_position(torch.tensor([[3, 4, IGNORE]])) == 0
+
+
+def test_the_engine_optimiser_is_fused_adamw_with_the_per_tensor_update(tiny_model):
+    from tsr.engine import make_optimiser
+
+    cfg = load_config("paper", [f"model.path={tiny_model}", "train.lr=1e-2", "train.weight_decay=0.1"])
+    torch.manual_seed(0)
+    a = [torch.nn.Parameter(torch.randn(4, 3)), torch.nn.Parameter(torch.randn(5))]
+    b = [torch.nn.Parameter(p.detach().clone()) for p in a]
+    fused = make_optimiser(a, cfg, torch.device("cpu"))
+    plain = torch.optim.AdamW(b, lr=1e-2, weight_decay=0.1, foreach=False)
+    assert fused.defaults["fused"] is True
+    for step in range(3):
+        for p, q in zip(a, b):
+            g = torch.randn_like(p, generator=torch.Generator().manual_seed(step))
+            p.grad, q.grad = g.clone(), g.clone()
+        fused.step()
+        plain.step()
+    for p, q in zip(a, b):
+        torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-7)

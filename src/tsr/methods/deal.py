@@ -98,7 +98,7 @@ class DEAL(Method):
         return {"filtering": True}
 
     def loss(self, ctx: TaskContext, batch, draw) -> dict[str, torch.Tensor]:
-        logits = ctx.learner.logits(batch)
+        logits = ctx.learner.logits(batch, answer_only=True)
         terms = {"ce": masked_ce(logits, batch.labels.to(logits.device))}
         p = self.params
         if ctx.index == 0:

@@ -85,7 +85,7 @@ class DERPP(Method):
         with torch.no_grad(), learner.adapter.swapped(record.snapshot):
             for start in range(0, len(encoded), CHUNK):
                 batch = learner.encoder.collate(encoded[start: start + CHUNK])
-                logits = learner.logits(batch)
+                logits = learner.logits(batch, answer_only=True)
                 if self.params.top_k > logits.shape[-1]:
                     raise ConfigError(f"config key 'method.top_k': {self.params.top_k} exceeds the "
                                       f"vocabulary size {logits.shape[-1]}")
@@ -114,10 +114,10 @@ class DERPP(Method):
             rows = [self._stored[j].rows([i]) for j, i in (self._where[k] for k in picked)]
             values = torch.cat([v for v, _ in rows])
             indices = torch.cat([i for _, i in rows])
-            terms["der"] = p.alpha * topk_match(learner.logits(b1), b1.labels, values, indices)
+            terms["der"] = p.alpha * topk_match(learner.logits(b1, answer_only=True), b1.labels, values, indices)
         if p.beta > 0:
             _, b2 = self._draw(ctx)
-            logits = learner.logits(b2)
+            logits = learner.logits(b2, answer_only=True)
             terms["der_ce"] = p.beta * masked_ce(logits, b2.labels.to(logits.device))
         return terms
 

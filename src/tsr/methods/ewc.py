@@ -112,7 +112,7 @@ class EWC(Method):
 
         def loss_of(enc: Encoded) -> torch.Tensor:
             batch = learner.encoder.collate([enc])
-            logits = learner.logits(batch)
+            logits = learner.logits(batch, answer_only=True)
             return masked_ce(logits, batch.labels.to(logits.device))
 
         fisher = empirical_fisher(loss_of, self._params(ctx), encoded)

@@ -150,7 +150,7 @@ class GainLoRA(Method):
         self._project_pending()
 
     def loss(self, ctx: TaskContext, batch, draw) -> dict[str, torch.Tensor]:
-        logits = ctx.learner.logits(batch)
+        logits = ctx.learner.logits(batch, answer_only=True)
         terms = {"ce": masked_ce(logits, batch.labels.to(logits.device))}
         lam = 0.5 if self.params.olora_lambda is None else self.params.olora_lambda
         if self.params.branch == "olora" and lam > 0 and ctx.index > 0:

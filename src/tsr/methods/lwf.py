@@ -65,7 +65,7 @@ class LwF(Method):
         teacher = None
         if p.weight > 0 and self._start is not None:
             teacher = ctx.teacher_logits(("lwf-start", ctx.index), self._start, batch)
-        logits = ctx.learner.logits(batch)
+        logits = ctx.learner.logits(batch, answer_only=teacher is None or p.kd_mask == "answer")
         labels = batch.labels.to(logits.device)
         terms = {"ce": masked_ce(logits, labels)}
         if teacher is not None:

@@ -65,7 +65,7 @@ class OLoRA(Method):
         return {"pairs": t + 1}
 
     def loss(self, ctx: TaskContext, batch, draw) -> dict[str, torch.Tensor]:
-        logits = ctx.learner.logits(batch)
+        logits = ctx.learner.logits(batch, answer_only=True)
         terms = {"ce": masked_ce(logits, batch.labels.to(logits.device))}
         p, t = self.params, ctx.index
         if p.lambda1 > 0 and t > 0:

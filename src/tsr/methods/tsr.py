@@ -135,7 +135,7 @@ class TSR(Method):
         p = self.params
         ref = self.reference(ctx, draw) if p.kd_weight > 0 else None
         teacher = ctx.teacher_logits(ref[0], ref[1], batch) if ref is not None else None
-        logits = ctx.learner.logits(batch)
+        logits = ctx.learner.logits(batch, answer_only=teacher is None or p.kd_mask == "answer")
         labels = batch.labels.to(logits.device)
         terms = {"ce": masked_ce(logits, labels)}
         if teacher is not None:

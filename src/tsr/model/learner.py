@@ -7,12 +7,13 @@ the adapter's state operations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import inspect
+from dataclasses import dataclass, field
 
 import torch
 
 from ..config import RunConfig
-from ..data.collate import Batch, Encoder
+from ..data.collate import IGNORE, Batch, Encoder
 from .adapter import Adapter, State, attach_lora, frozen_parameter_names, init_lora_weights
 from .backbone import Backbone, load_backbone
 
@@ -24,6 +25,7 @@ class Learner:
     adapter: Adapter
     encoder: Encoder
     init_state: State
+    keeps_logits: bool = field(default=False)  # the model's forward takes ``logits_to_keep``
 
     @property
     def device(self) -> torch.device:
@@ -33,11 +35,24 @@ class Learner:
     def tokenizer(self):
         return self.backbone.tokenizer
 
-    def logits(self, batch: Batch) -> torch.Tensor:
-        """Float32 logits of ``batch`` with the adapter as it is (gradients flow)."""
+    def logits(self, batch: Batch, answer_only: bool = False) -> torch.Tensor:
+        """Float32 logits of ``batch`` with the adapter as it is (gradients flow).
+
+        With ``answer_only`` the output head runs only from the first position that predicts a
+        supervised token onwards (``logits_to_keep``); earlier positions, which only predict
+        prompt tokens, are returned as zeros. Every loss that reads supervised positions only
+        (cross-entropy, exact match, answer-token logits) gets the same values for less work:
+        on the bundled base the head is an eighth of the forward pass.
+        """
         batch = batch.to(self.device)
-        out = self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
-        return out.logits.float()
+        start = first_answer_position(batch.labels) if answer_only and self.keeps_logits else 0
+        if start <= 0:
+            out = self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
+            return out.logits.float()
+        width = batch.input_ids.shape[1]
+        out = self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False,
+                         logits_to_keep=width - start).logits.float()
+        return torch.cat([out.new_zeros(out.shape[0], start, out.shape[2]), out], dim=1)
 
     @torch.no_grad()
     def logits_under(self, state: State, batch: Batch) -> torch.Tensor:
@@ -76,6 +91,20 @@ class Learner:
         self.model.train(training)
 
 
+def first_answer_position(labels: torch.Tensor) -> int:
+    """The first position whose logits predict a supervised token, over the whole batch."""
+    supervised = (labels != IGNORE).any(dim=0)
+    if not bool(supervised.any()):
+        return 0
+    return max(int(supervised.int().argmax()) - 1, 0)
+
+
+def takes_logits_to_keep(model: torch.nn.Module) -> bool:
+    """Whether a (PEFT-wrapped) causal LM's forward accepts ``logits_to_keep``."""
+    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return "logits_to_keep" in inspect.signature(type(inner).forward).parameters
+
+
 def build_learner(cfg: RunConfig) -> Learner:
     """Load the backbone, attach the adapter at the shared initialisation of ``cfg.seed``."""
     backbone = load_backbone(cfg.model)
@@ -83,4 +112,4 @@ def build_learner(cfg: RunConfig) -> Learner:
     model.eval()
     adapter = Adapter(model, frozen_parameter_names(model))
     encoder = Encoder(backbone.tokenizer, cfg.stream.max_length, cfg.model.chat_template)
-    return Learner(backbone, model, adapter, encoder, adapter.state())
+    return Learner(backbone, model, adapter, encoder, adapter.state(), takes_logits_to_keep(model))

@@ -8,7 +8,7 @@ the adapter's state operations.
 from __future__ import annotations
 
 import inspect
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 
@@ -25,7 +25,7 @@ class Learner:
     adapter: Adapter
     encoder: Encoder
     init_state: State
-    keeps_logits: bool = field(default=False)  # the model's forward takes ``logits_to_keep``
+    keeps_logits: bool = False  # the model's forward takes ``logits_to_keep``
 
     @property
     def device(self) -> torch.device:
@@ -46,12 +46,11 @@ class Learner:
         """
         batch = batch.to(self.device)
         start = first_answer_position(batch.labels) if answer_only and self.keeps_logits else 0
-        if start <= 0:
-            out = self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
-            return out.logits.float()
-        width = batch.input_ids.shape[1]
+        keep = {"logits_to_keep": batch.input_ids.shape[1] - start} if start > 0 else {}
         out = self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False,
-                         logits_to_keep=width - start).logits.float()
+                         **keep).logits.float()
+        if start == 0:
+            return out
         return torch.cat([out.new_zeros(out.shape[0], start, out.shape[2]), out], dim=1)
 
     @torch.no_grad()

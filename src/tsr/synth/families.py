@@ -96,7 +96,7 @@ BALANCE_TEMPLATES: dict[str, tuple[str, str]] = {
 }
 
 
-def make_balance(rng: Rng, template: str, margin: int, max_count: int = 9) -> tuple[str, str, str]:
+def make_balance(rng: Rng, template: str, margin: int, max_count: int) -> tuple[str, str, str]:
     """(instruction, input, class) for counts a, b in [0, max_count]: positive if
     a - b >= margin, negative if b - a >= margin, neutral otherwise."""
     instruction, pattern = BALANCE_TEMPLATES[template]

@@ -61,12 +61,13 @@ def test_labels_follow_the_balance_rule():
     assert {ex.answer for ex in stance.pool} == {" favor", " against", " none"}
 
 
-def test_polarity_labels_follow_the_hidden_tone(tmp_path):
+@pytest.mark.parametrize("template", ["stance", "stance_really", "council", "council_plan", "review"])
+def test_polarity_labels_follow_the_hidden_tone(tmp_path, template):
     import yaml
 
     path = tmp_path / "p.yaml"
     path.write_text(yaml.safe_dump({"name": "p", "pool": 60, "test": 5, "tasks": [
-        {"name": "stance", "family": "polarity", "template": "stance", "attribute": "tone",
+        {"name": "stance", "family": "polarity", "template": template, "attribute": "tone",
          "labels": {"positive": "favor", "negative": "against", "neutral": "none"}}]}))
     lex = Lexicon(0)
     for ex in load_stream("synth", options={"spec": str(path)}).task("stance").pool:

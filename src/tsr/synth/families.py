@@ -67,6 +67,7 @@ POLARITY_TEMPLATES: dict[str, tuple[str, str]] = {
     "stance_really": ("What stance does the speaker really take on the plan?",
                       "At the {place}, {name} called the plan {w}."),
     "council": ("Classify the tone of the council statement.", "This season the council found the {noun} {w}."),
+    "council_plan": ("Classify the tone of the council statement.", "At the {place}, the council called the plan {w}."),
     "review": ("How does the visitor judge the place?", "A visitor from the {place} said it felt {w}."),
     "inventory": ("Which shelf does the item belong on?", "At the {place}, {name} {verb} a {w}."),
     "request": ("What kind of thing was requested?", "At the {place}, {name} asked for the {w}."),

@@ -92,6 +92,10 @@ BALANCE_TEMPLATES: dict[str, tuple[str, str]] = {
               "At the {place} meeting, {a} people spoke for the plan and {b} spoke against it."),
     "votes_really": ("What stance did the meeting really take on the plan?",
                      "At the {place} meeting, {a} people spoke for the plan and {b} spoke against it."),
+    "backing": ("What stance did the meeting take on the plan?",
+                "At the {place} meeting, {a} people backed the plan and {b} opposed it."),
+    "backing_really": ("What stance did the meeting really take on the plan?",
+                       "At the {place} meeting, {a} people backed the plan and {b} opposed it."),
     "rates": ("Classify the council's outlook.", "This season prices rose in {a} markets and fell in {b} markets."),
     "reviews": ("How was the item received?", "The {noun} got {a} good reviews and {b} bad ones from {name}'s readers."),
 }

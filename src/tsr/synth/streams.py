@@ -33,11 +33,11 @@ TONE_POLICY = {"positive": "hawk", "negative": "dove", "neutral": "still"}
 TONE_IRONY = {"positive": "against", "negative": "favor", "neutral": "none"}
 
 SYNTH_TRACE = SynthSpec("synth-trace", [
-    SynthTask("stance", "balance", "votes", labels=TONE_STANCE),
+    SynthTask("stance", "balance", "backing", labels=TONE_STANCE),
     SynthTask("policy", "balance", "rates", labels=TONE_POLICY),
     SynthTask("summary", "extraction", "report"),
     SynthTask("code", "code", "loops"),
-    SynthTask("irony", "balance", "votes_really", labels=TONE_IRONY),
+    SynthTask("irony", "balance", "backing_really", labels=TONE_IRONY),
     SynthTask("arith-cm", "addition", "word_problem"),
     SynthTask("arith-ds", "addition", "passage"),
     SynthTask("simplify", "synonyms", "plain"),

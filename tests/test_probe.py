@@ -4,7 +4,8 @@ import json
 
 from tsr.cli import main
 from tsr.config import load_config
-from tsr.probe import arm_examples, plan_jobs, run_probe
+from tsr.probe import Job, arm_examples, load_probe_stream, plan_jobs, run_job, run_probe
+from tsr.model.learner import build_learner
 from tsr.data.sources import load_stream
 
 
@@ -71,3 +72,42 @@ def test_mixed_arms_bring_their_target_arms_and_reports_cover_the_folder(tiny_mo
     report = json.loads((tmp_path / "p" / "report.json").read_text())
     assert report["matrix"]["parity"]["vowel"]["n"] == 1 and report["headroom"]["parity"]["headroom"]["n"] == 1
     capsys.readouterr()
+
+
+def test_checkpoint_score_equals_a_shorter_arm(tiny_model, toy_stream):
+    """The score after step 2 of a 4-step arm is the score of a 2-step arm (constant learning
+    rate, step-indexed batch draws), for a target arm and a mixed arm."""
+    common = [f"model.path={tiny_model}", f"stream.source={toy_stream}", "stream.budget=3",
+              "stream.test_cap=4", "stream.max_length=48", "model.threads=1", "train.lr=3e-3"]
+    long_cfg = load_config("paper", [*common, "train.steps=4"])
+    short_cfg = load_config("paper", [*common, "train.steps=2"])
+    stream = load_probe_stream(long_cfg)
+    learner = build_learner(long_cfg)
+    for job in (Job("parity", "target", 1), Job("parity", "mixed", 1, "copy")):
+        long_run = run_job(learner, long_cfg, stream, job, {}, checkpoints=[2])
+        short_run = run_job(learner, short_cfg, stream, job, {})
+        assert long_run["checkpoints"]["2"] == {"acc": short_run["acc"], "loss": short_run["loss"]}
+        assert long_run["loss"] != short_run["loss"]  # the last two steps did train
+
+
+def test_report_at_a_checkpoint(tiny_model, toy_stream, tmp_path, capsys):
+    common = ["probe", "paper", f"model.path={tiny_model}", f"stream.source={toy_stream}", "train.steps=3",
+              "stream.budget=3", "stream.test_cap=4", "stream.max_length=48", "model.threads=1",
+              "--seeds", "0", "--workers", "1", "--targets", "parity", "--arms", "target,full",
+              "--out", str(tmp_path / "p")]
+    assert main([*common, "--report-at", "2"]) == 2  # nothing was scored after step 2
+    assert "--report-at" in capsys.readouterr().err
+    assert main([*common, "--checkpoints", "3"]) == 2  # not below train.steps
+    assert "--checkpoints" in capsys.readouterr().err
+    assert main([*common, "--checkpoints", "1,2", "--report-at", "2"]) == 0
+    arms = {p.name: json.loads(p.read_text()) for p in (tmp_path / "p" / "arms").glob("*.json")}
+    assert all(set(a["checkpoints"]) == {"1", "2"} for a in arms.values())
+    early = json.loads((tmp_path / "p" / "at-2" / "report.json").read_text())
+    full = arms["parity__full__s0.json"]["checkpoints"]["2"]["acc"] - arms["parity__target__s0.json"]["checkpoints"]["2"]["acc"]
+    assert early["headroom"]["parity"]["headroom"]["mean"] == full
+    assert not (tmp_path / "p" / "report.json").exists()  # --report-at writes its own folder only
+    stamp = {p: p.stat().st_mtime_ns for p in (tmp_path / "p" / "arms").glob("*.json")}
+    assert main([*common, "--checkpoints", "2"]) == 0  # every arm already holds step 2: nothing runs
+    assert stamp == {p: p.stat().st_mtime_ns for p in (tmp_path / "p" / "arms").glob("*.json")}
+    final = json.loads((tmp_path / "p" / "report.json").read_text())
+    assert final["headroom"]["parity"]["target"]["mean"] == arms["parity__target__s0.json"]["acc"]

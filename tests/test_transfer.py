@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from tsr.transfer import (check_relations, relations_markdown, column_best, headroom, matrix_csv, matrix_markdown,
+from tsr.transfer import (arms_at, check_relations, relations_markdown, column_best, headroom, matrix_csv, matrix_markdown,
                           transfer_matrix)
 
 
@@ -56,3 +56,12 @@ def test_relation_checks():
     assert not row["partners"]["u"]["pass"]
     md = relations_markdown([row])
     assert "| t | p | partner | u |" in md and "| FAIL |" in md and "| conflict | c |" in md
+
+
+def test_arms_at_reads_checkpoints_and_drops_arms_without_one():
+    rows = [{**arm("t", "classification", "target", 0, 0.9, 0.2), "checkpoints": {"5": {"acc": 0.4, "loss": 1.5}}},
+            arm("t", "classification", "full", 0, 0.95, 0.1)]
+    assert arms_at(rows, 10, last=10) == rows
+    (early,) = arms_at(rows, 5, last=10)
+    assert (early["acc"], early["loss"], early["arm"]) == (0.4, 1.5, "target") and "checkpoints" not in early
+    assert arms_at(rows, 7, last=10) == []

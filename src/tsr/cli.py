@@ -32,6 +32,8 @@ Running the same command again resumes an interrupted run after its last finishe
   tsr probe --arms target,full --seeds 0,1,2,3            # headroom audit of synth-trace
   tsr probe --seeds 0,1,2 --workers 2 --signatures        # full transfer matrix + signature audit
   tsr probe stream.source=synth-numglue --arms target,full
+  tsr probe --arms target,full --checkpoints 250,500,750 # also score every arm after these steps
+  tsr probe --arms target,full --report-at 500           # headroom at a 500-step budget from those scores
 Arms already saved in the output folder are not run again.""",
     "compare": """examples:
   tsr compare --seeds 0,1,2 --workers 2                   # every method on synth-trace, Table-3 layout
@@ -135,7 +137,8 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     from . import probe as pr
     from .config import load_config
     from .probe_report import designed_relations, write_report
-    from .transfer import headroom_markdown, matrix_markdown
+    from .errors import ConfigError
+    from .transfer import arms_at, headroom_markdown, matrix_markdown
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
@@ -155,7 +158,14 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
             if not err.is_terminal and (done % 10 == 0 or done == total):
                 err.print(f"  {done}/{total} arms")
 
-        arms = pr.run_probe(cfg, jobs, out, args.workers, progress)
+        arms = pr.run_probe(cfg, jobs, out, args.workers, progress, _csv(args.checkpoints, int) or ())
+    if args.report_at is not None and args.report_at != cfg.train.steps:
+        arms = arms_at(arms, args.report_at, cfg.train.steps)
+        if not arms:
+            raise ConfigError(f"--report-at: no arm in {out} was scored after step {args.report_at} "
+                              "(run it with --checkpoints)")
+        out = out / f"at-{args.report_at}"
+        console.print(f"report after step {args.report_at} of {cfg.train.steps}: {len(arms)} arms -> {out}")
     signatures = None
     relations = designed_relations(cfg.stream.source, cfg.stream.options)
     if args.signatures:
@@ -278,6 +288,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel processes")
     p.add_argument("--out", help="output folder (default: <out_dir>/probe-<stream>-<fingerprint>)")
     p.add_argument("--signatures", action="store_true", help="also compare task signatures with the matrix")
+    p.add_argument("--checkpoints", help="comma-separated steps after which each arm is also scored "
+                   "(a learning curve; the score after step s equals an s-step arm's)")
+    p.add_argument("--report-at", type=int, metavar="STEP",
+                   help="report the scores after this step (saved by --checkpoints) into <out>/at-STEP")
 
     p = add("compare", "Run several methods over several seeds and print the comparison table.", cmd_compare)
     p.add_argument("items", nargs="*", metavar="CONFIG | key=value")

@@ -12,6 +12,11 @@ initialisation for the same number of steps with the same seeds:
 Each arm's score on the target's test set is saved as one JSON file, so an interrupted probe
 resumes where it stopped; arms fan out over worker processes. :mod:`tsr.transfer` turns the
 saved arms into headroom and the pairwise transfer matrix.
+
+``checkpoints`` also score each arm after those steps, on the way to its last one. The
+learning rate is constant and each step's batch draw does not depend on the step count, so
+the score after step s of a longer arm is the score of an arm trained for s steps (a test pins
+this): one probe measures every budget up to its own.
 """
 
 from __future__ import annotations
@@ -99,8 +104,25 @@ def arm_examples(task: Task, budget: int, arm: str, seed: int) -> list[Example]:
     return [task.pool[i] for i in draw_indices(len(task.pool), n, numpy_rng(seed, "budget", task.name))]
 
 
-def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: dict) -> dict:
-    """Train one arm from the shared initialisation of its seed and score the target."""
+class Checkpoints(Silent):
+    """A reporter that scores the target's test set after the given steps."""
+
+    def __init__(self, learner: Learner, test: list, steps: Iterable[int], eval_batch: int, dropout: bool):
+        self.learner, self.test, self.steps, self.eval_batch, self.dropout = learner, test, set(steps), eval_batch, dropout
+        self.scores: dict[str, dict] = {}
+
+    def step(self, t: int, step: int, steps: int, terms: dict[str, float]) -> None:
+        if step in self.steps and step < steps:
+            self.learner.train_mode(False)
+            score = evaluate(self.learner, self.test, self.eval_batch)
+            self.learner.train_mode(self.dropout)
+            self.scores[str(step)] = {"acc": score.acc, "loss": score.loss}
+
+
+def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: dict,
+            checkpoints: Iterable[int] = ()) -> dict:
+    """Train one arm from the shared initialisation of its seed and score the target, also
+    after each of ``checkpoints`` steps (those below ``train.steps``) when given."""
     started = time.time()
     learner.reset(job.seed)
     learner.adapter.load(learner.init_state)
@@ -115,23 +137,28 @@ def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: d
         method = SeqFT(NoParams())
     examples = arm_examples(task, cfg.stream.budget, job.arm, job.seed)
     ctx = TaskContext(1, task, examples, learner, memory, seeded, Teachers(learner, "batch"))
-    train_task(ctx, method, Silent(), Silent())
     if job.target not in tests:
         tests[job.target] = learner.encoder.encode_all(task.test[: cfg.stream.test_cap], f"task {task.name!r} (test)")
+    curve = Checkpoints(learner, tests[job.target], checkpoints, cfg.eval.batch_size, cfg.lora.dropout > 0)
+    train_task(ctx, method, Silent(), curve)
     score = evaluate(learner, tests[job.target], cfg.eval.batch_size)
-    return {"target": job.target, "arm": job.arm, "source": job.source, "seed": job.seed,
-            "kind": task.kind.value, "acc": score.acc, "loss": score.loss, "n": score.n,
-            "seconds": round(time.time() - started, 2)}
+    result = {"target": job.target, "arm": job.arm, "source": job.source, "seed": job.seed,
+              "kind": task.kind.value, "acc": score.acc, "loss": score.loss, "n": score.n,
+              "seconds": round(time.time() - started, 2)}
+    if curve.scores:
+        result["checkpoints"] = curve.scores
+    return result
 
 
 # -- worker processes -------------------------------------------------------------------------
 _STATE: dict = {}
 
 
-def _init_worker(cfg: RunConfig, threads: int) -> None:
+def _init_worker(cfg: RunConfig, threads: int, checkpoints: tuple[int, ...] = ()) -> None:
     torch.set_num_threads(threads)
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
     _STATE["cfg"] = cfg
+    _STATE["checkpoints"] = checkpoints
     _STATE["stream"] = load_probe_stream(cfg)
     _STATE["learner"] = build_learner(cfg)
     _STATE["tests"] = {}
@@ -139,7 +166,7 @@ def _init_worker(cfg: RunConfig, threads: int) -> None:
 
 def _work(args: tuple[Job, str]) -> dict:
     job, folder = args
-    result = run_job(_STATE["learner"], _STATE["cfg"], _STATE["stream"], job, _STATE["tests"])
+    result = run_job(_STATE["learner"], _STATE["cfg"], _STATE["stream"], job, _STATE["tests"], _STATE["checkpoints"])
     write_json(Path(folder) / f"{job.key}.json", result)
     return result
 
@@ -153,9 +180,25 @@ def probe_dir(cfg: RunConfig, stream: Stream) -> Path:
     return Path(cfg.out_dir) / f"probe-{stream.name}-{base.fingerprint()}"
 
 
+def _saved(path: Path, checkpoints: tuple[int, ...]) -> bool:
+    """An arm is done when its file exists and holds every checkpoint asked for now."""
+    if not path.is_file():
+        return False
+    if not checkpoints:
+        return True
+    have = json.loads(path.read_text(encoding="utf-8")).get("checkpoints", {})
+    return all(str(s) in have for s in checkpoints)
+
+
 def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
-              progress: Callable[[dict, int, int], None] | None = None) -> list[dict]:
-    """Run the jobs not yet saved under ``out/arms``; return every result saved there."""
+              progress: Callable[[dict, int, int], None] | None = None,
+              checkpoints: Iterable[int] = ()) -> list[dict]:
+    """Run the jobs not yet saved under ``out/arms`` (each also scored after ``checkpoints``
+    steps); return every result saved there."""
+    checkpoints = tuple(sorted(set(checkpoints)))
+    bad = [s for s in checkpoints if not 1 <= s < cfg.train.steps]
+    if bad:
+        raise ConfigError(f"--checkpoints: step {bad[0]} is not between 1 and train.steps - 1 ({cfg.train.steps - 1})")
     arms_dir = Path(out) / "arms"
     config_text = dump_yaml(dataclasses.replace(cfg, method={"name": "seqft"}))
     saved = Path(out) / "config.yaml"
@@ -165,19 +208,19 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
                           "choose another --out")
     arms_dir.mkdir(parents=True, exist_ok=True)
     write_text(saved, config_text)
-    todo = [j for j in jobs if not (arms_dir / f"{j.key}.json").is_file()]
+    todo = [j for j in jobs if not _saved(arms_dir / f"{j.key}.json", checkpoints)]
     done = len(jobs) - len(todo)
     if todo:
         threads = max(1, (os.cpu_count() or 1) // max(1, workers))
         if workers <= 1:
-            _init_worker(cfg, threads if cfg.model.threads == 0 else cfg.model.threads)
+            _init_worker(cfg, threads if cfg.model.threads == 0 else cfg.model.threads, checkpoints)
             results = map(_work, [(j, str(arms_dir)) for j in todo])
             for result in results:
                 done += 1
                 if progress:
                     progress(result, done, len(jobs))
         else:
-            with mp.get_context("spawn").Pool(workers, _init_worker, (cfg, threads)) as pool:
+            with mp.get_context("spawn").Pool(workers, _init_worker, (cfg, threads, checkpoints)) as pool:
                 for result in pool.imap_unordered(_work, [(j, str(arms_dir)) for j in todo]):
                     done += 1
                     if progress:

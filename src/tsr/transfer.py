@@ -57,6 +57,19 @@ def _paired(arms: Arms, target: str, arm: str, source: str | None, base_arm: str
     return diffs
 
 
+def arms_at(arms: Arms, step: int, last: int) -> Arms:
+    """The arms as they scored after ``step`` of their ``last`` steps: the final score at
+    ``step == last``, else the checkpoint saved for that step; arms without one are left out."""
+    if step == last:
+        return list(arms)
+    out = []
+    for a in arms:
+        point = a.get("checkpoints", {}).get(str(step))
+        if point is not None:
+            out.append({**{k: v for k, v in a.items() if k != "checkpoints"}, **point})
+    return out
+
+
 def headroom(arms: Arms) -> dict[str, dict]:
     """Per target: S(N), S(10N) and the paired headroom (positive = room to improve)."""
     out = {}

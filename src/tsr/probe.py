@@ -110,13 +110,16 @@ class Checkpoints(Silent):
     def __init__(self, learner: Learner, test: list, steps: Iterable[int], eval_batch: int, dropout: bool):
         self.learner, self.test, self.steps, self.eval_batch, self.dropout = learner, test, set(steps), eval_batch, dropout
         self.scores: dict[str, dict] = {}
+        self.seconds = 0.0
 
     def step(self, t: int, step: int, steps: int, terms: dict[str, float]) -> None:
         if step in self.steps and step < steps:
+            started = time.time()
             self.learner.train_mode(False)
             score = evaluate(self.learner, self.test, self.eval_batch)
             self.learner.train_mode(self.dropout)
             self.scores[str(step)] = {"acc": score.acc, "loss": score.loss}
+            self.seconds += time.time() - started
 
 
 def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: dict,
@@ -147,6 +150,7 @@ def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: d
               "seconds": round(time.time() - started, 2)}
     if curve.scores:
         result["checkpoints"] = curve.scores
+        result["checkpoint_seconds"] = round(curve.seconds, 2)  # included in "seconds"
     return result
 
 

@@ -109,6 +109,10 @@ def test_compare_runs_a_grid_and_reuses_finished_runs(tiny_model, toy_stream, tm
     args = ["compare", "paper", *small(tiny_model, toy_stream, tmp_path), "--methods", "seqft,er", "--seeds", "0,1",
             "--workers", "1", "--md", str(tmp_path / "t.md")]
     assert main(args) == 0
+    err = capsys.readouterr().err
+    for method in ("seqft", "er"):  # every finished task is reported as it happens, then the run
+        assert all(f"{method} seed {s}: task {i}/3" in err for s in (0, 1) for i in (1, 2, 3))
+    assert err.index("seqft seed 0: task 3/3") < err.index("[1/4] seqft seed 0")
     table = (tmp_path / "t.md").read_text()
     assert "| seqft" in table and "| er" in table
     runs = sorted(p for p in tmp_path.iterdir() if p.is_dir())

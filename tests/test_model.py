@@ -102,10 +102,11 @@ def test_base_weights_are_bit_identical_after_training(make_config):
 
 
 @pytest.mark.parametrize("arch", ["qwen2", "llama", "gemma3"])
-def test_answer_only_logits_match_full_logits_where_answers_are_scored(model_factory, arch):
-    """The head skipped on prompt-only positions changes neither the loss nor its gradient."""
+def test_answer_view_gives_the_full_sequence_losses_and_gradients(model_factory, arch):
+    """The answer view (head and loss on the positions from the first supervised prediction
+    on) changes no loss over supervised positions, nor its gradient, nor exact match."""
     from tsr.data.collate import Encoded
-    from tsr.losses import masked_ce
+    from tsr.losses import kd_kl, kd_mask, masked_ce, token_nll
     from tsr.model.learner import first_answer_position
 
     learner = learner_for(model_factory(arch))
@@ -119,17 +120,27 @@ def test_answer_only_logits_match_full_logits_where_answers_are_scored(model_fac
     batch = learner.encoder.collate(encoded)
     start = first_answer_position(batch.labels)
     assert start == 4  # the second row's answer begins at position 5, predicted from position 4
-    full, cut = learner.logits(batch), learner.logits(batch, answer_only=True)
-    assert cut.shape == full.shape and bool((cut[:, :start] == 0).all())
-    torch.testing.assert_close(cut[:, start:], full[:, start:], rtol=1e-5, atol=1e-5)
+    full = learner.logits(batch)
+    for keeps in (True, False):  # with logits_to_keep, and a model whose forward lacks it
+        learner.keeps_logits = keeps
+        cut, labels = learner.answer_logits(batch)
+        assert cut.shape[1] == labels.shape[1] == full.shape[1] - start
+        assert torch.equal(labels, batch.labels[:, start:])
+        torch.testing.assert_close(cut, full[:, start:], rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(masked_ce(cut, labels), masked_ce(full, batch.labels), rtol=1e-6, atol=1e-6)
+        nll_cut, mask_cut = token_nll(cut, labels)
+        nll_full, mask_full = token_nll(full, batch.labels)
+        assert torch.equal(mask_cut, mask_full[:, start:]) and int(mask_full[:, :start].sum()) == 0
+        teacher = full.detach() + 0.3
+        kd_cut = kd_kl(cut, teacher[:, -cut.shape[1]:], kd_mask("answer", batch.attention_mask[:, start:], labels))
+        kd_full = kd_kl(full, teacher, kd_mask("answer", batch.attention_mask, batch.labels))
+        torch.testing.assert_close(kd_cut, kd_full, rtol=1e-5, atol=1e-6)
+    learner.keeps_logits = True
     params = learner.adapter.trainable()
     g_full = torch.autograd.grad(masked_ce(learner.logits(batch), batch.labels), params)
-    g_cut = torch.autograd.grad(masked_ce(learner.logits(batch, answer_only=True), batch.labels), params)
+    g_cut = torch.autograd.grad(masked_ce(*learner.answer_logits(batch)), params)
     for a, b in zip(g_full, g_cut):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-6)
-    # a model whose forward lacks logits_to_keep gets the full head
-    learner.keeps_logits = False
-    assert torch.equal(learner.logits(batch, answer_only=True), learner.logits(batch))
 
 
 def test_first_answer_position_by_hand():

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import warnings
 from pathlib import Path
 
@@ -209,7 +211,11 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     def progress(point, path, done, total):
         err.print(f"  [{done}/{total}] {point.method} seed {point.seed} -> {path}")
 
-    paths = run_sweep(config, overrides, points, args.workers, progress)
+    def task_done(event):
+        err.print(f"      {event.point.method} seed {event.point.seed}: task {event.index + 1}/{event.tasks} "
+                  f"{event.name} ({event.seconds:.0f} s)", highlight=False)
+
+    paths = run_sweep(config, overrides, points, args.workers, progress, task_done)
     summaries = [agg.summarise(Path(p)) for p in paths]
     metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ())
     cells, settings, methods = agg.aggregate(summaries, metrics)
@@ -313,6 +319,10 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=UserWarning, module="peft")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = build_parser().parse_args(argv)
+    # `kill` (SIGTERM) stops a command as Ctrl-C does: worker pools are torn down on the way out
+    # instead of running on as orphans, and what is finished stays saved
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
     console = Console() if sys.stdout.isatty() else Console(width=160)  # logs and pipes: no squeezing
     try:
         return args.func(args, console)
@@ -322,6 +332,13 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         Console(stderr=True).print("interrupted; finished tasks are saved: run the same command again to resume")
         return 130
+    finally:
+        if main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -43,8 +43,7 @@ def example_correct(learner: Learner, encoded: Sequence[Encoded], batch_size: in
     for start in range(0, len(order), batch_size):
         idx = order[start: start + batch_size]
         batch = learner.encoder.collate([encoded[i] for i in idx])
-        logits = learner.logits(batch, answer_only=True)
-        labels = batch.labels.to(logits.device)
+        logits, labels = learner.answer_logits(batch)
         nll, mask = token_nll(logits, labels)
         hit = (logits[:, :-1, :].argmax(-1) == labels[:, 1:]) | ~mask
         for row, i in enumerate(idx):

@@ -25,8 +25,7 @@ def batch_gradb(learner: Learner, batch: Batch, params: Sequence[torch.nn.Parame
 
     Uses ``torch.autograd.grad``, so no parameter's ``.grad`` is written.
     """
-    logits = learner.logits(batch, answer_only=True)
-    loss = masked_ce(logits, batch.labels.to(logits.device))
+    loss = masked_ce(*learner.answer_logits(batch))
     grads = torch.autograd.grad(loss, list(params))
     return torch.cat([g.detach().float().flatten() for g in grads]).cpu()
 

@@ -2,15 +2,18 @@
 
 Each grid point is an ordinary run (:func:`tsr.runner.execute`) in its own run directory, so an
 interrupted sweep resumes every unfinished run where it stopped and skips finished ones;
-:mod:`tsr.aggregate` then turns the run directories into the comparison table.
+:mod:`tsr.aggregate` then turns the run directories into the comparison table. Runs report
+each finished task as it happens (through a queue from worker processes), so a long grid is
+never silent.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import threading
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 import torch
 
@@ -36,33 +39,89 @@ def point_config(config: str | None, overrides: list[str], point: Point) -> RunC
     return load_config(config, [*overrides, f"method.name={point.method}", f"seed={point.seed}"])
 
 
-def _run(args: tuple[str | None, list[str], Point, int]) -> tuple[Point, str]:
+@dataclass(frozen=True)
+class TaskDone:
+    """One finished task of one grid point."""
+
+    point: Point
+    index: int       # 0-based position in the stream
+    tasks: int       # tasks in the stream
+    name: str
+    seconds: float
+
+
+class _TaskEvents:
+    """A reporter that hands every finished task to ``emit``."""
+
+    def __init__(self, point: Point, emit: Callable[[TaskDone], Any]):
+        self.point, self.emit = point, emit
+
+    def task_start(self, t, plan, info) -> None:
+        pass
+
+    def step(self, t, step, steps, terms) -> None:
+        pass
+
+    def task_end(self, t, plan, results, seconds) -> None:
+        self.emit(TaskDone(self.point, t, len(plan.stream), plan.stream[t].name, round(seconds, 1)))
+
+
+def _execute(config: str | None, overrides: list[str], point: Point, threads: int,
+             emit: Callable[[TaskDone], Any] | None) -> tuple[Point, str]:
     from .runner import execute
 
-    config, overrides, point, threads = args
     torch.set_num_threads(threads)
-    outcome = execute(point_config(config, overrides, point))
+    outcome = execute(point_config(config, overrides, point), _TaskEvents(point, emit) if emit else None)
     return point, str(outcome.run.path)
 
 
+_WORKER: dict = {}  # set once in each worker process by its initializer
+
+
+def _init_worker(queue) -> None:
+    _WORKER["emit"] = queue.put
+
+
+def _run(args: tuple[str | None, list[str], Point, int]) -> tuple[Point, str]:
+    return _execute(*args, _WORKER.get("emit"))
+
+
 def run_sweep(config: str | None, overrides: list[str], points: list[Point], workers: int = 1,
-              progress: Callable[[Point, str, int, int], None] | None = None) -> list[str]:
-    """Run every point (finished ones return at once); returns the run directories."""
+              progress: Callable[[Point, str, int, int], None] | None = None,
+              task_done: Callable[[TaskDone], None] | None = None) -> list[str]:
+    """Run every point (finished ones return at once); returns the run directories.
+
+    ``progress`` hears of each finished run, ``task_done`` of each task finished on the way.
+    """
     threads = max(1, (os.cpu_count() or 1) // max(1, workers))
     jobs = [(config, list(overrides), p, threads) for p in points]
     done, paths = 0, []
     if workers <= 1:
-        results = map(_run, jobs)
-        for point, path in results:
+        for job in jobs:
+            point, path = _execute(*job, task_done)
             done += 1
             paths.append(path)
             if progress:
                 progress(point, path, done, len(points))
         return paths
-    with mp.get_context("spawn").Pool(workers) as pool:
-        for point, path in pool.imap_unordered(_run, jobs):
-            done += 1
-            paths.append(path)
-            if progress:
-                progress(point, path, done, len(points))
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    listener = threading.Thread(target=_drain, args=(queue, task_done), daemon=True)
+    listener.start()
+    try:
+        with ctx.Pool(workers, _init_worker, (queue,)) as pool:
+            for point, path in pool.imap_unordered(_run, jobs):
+                done += 1
+                paths.append(path)
+                if progress:
+                    progress(point, path, done, len(points))
+    finally:
+        queue.put(None)
+        listener.join(timeout=5)
     return paths
+
+
+def _drain(queue, task_done: Callable[[TaskDone], None] | None) -> None:
+    while (event := queue.get()) is not None:
+        if task_done:
+            task_done(event)

@@ -77,8 +77,7 @@ class AGEM(Method):
         learner = ctx.learner
         ref_batch = learner.encoder.collate([self._memory[i] for i in picked])
         params = learner.adapter.trainable()
-        logits = learner.logits(ref_batch, answer_only=True)
-        ref_loss = masked_ce(logits, ref_batch.labels.to(logits.device))
+        ref_loss = masked_ce(*learner.answer_logits(ref_batch))
         ref_grads = torch.autograd.grad(ref_loss, params, allow_unused=True)
         g_ref = flatten([torch.zeros_like(p) if r is None else r for r, p in zip(ref_grads, params)])
         grads = [torch.zeros_like(p) if p.grad is None else p.grad for p in params]

@@ -74,8 +74,7 @@ class Method:
 
     def loss(self, ctx: TaskContext, batch, draw: Draw) -> dict[str, torch.Tensor]:
         """Named loss terms of one step; the engine back-propagates their sum."""
-        logits = ctx.learner.logits(batch, answer_only=True)
-        return {"ce": masked_ce(logits, batch.labels.to(logits.device))}
+        return {"ce": masked_ce(*ctx.learner.answer_logits(batch))}
 
     def after_backward(self, ctx: TaskContext, batch, draw: Draw) -> None:
         """Optionally edit gradients before the optimiser step."""

@@ -98,19 +98,18 @@ class DEAL(Method):
         return {"filtering": True}
 
     def loss(self, ctx: TaskContext, batch, draw) -> dict[str, torch.Tensor]:
-        logits = ctx.learner.logits(batch, answer_only=True)
-        terms = {"ce": masked_ce(logits, batch.labels.to(logits.device))}
+        terms = {"ce": masked_ce(*ctx.learner.answer_logits(batch))}
         p = self.params
         if ctx.index == 0:
             return terms
         filters = [getattr(layer, FILTER) for layer in self._layers.values()]
         if p.lambda1 > 0:
             norms = [torch.linalg.vector_norm(f.theta, ord=p.theta_norm_p) for f in filters]
-            terms["theta"] = p.lambda1 * torch.stack(norms).sum().to(logits.device)
+            terms["theta"] = p.lambda1 * torch.stack(norms).sum().to(ctx.learner.device)
         if p.lambda2 > 0:
             norms = [torch.linalg.vector_norm(torch.cat([w.flatten() for w in f.mlp_parameters()]),
                                               ord=p.mlp_norm_p) for f in filters]
-            terms["map"] = p.lambda2 * torch.stack(norms).sum().to(logits.device)
+            terms["map"] = p.lambda2 * torch.stack(norms).sum().to(ctx.learner.device)
         return terms
 
     def state_dict(self) -> MethodState:

@@ -85,11 +85,11 @@ class DERPP(Method):
         with torch.no_grad(), learner.adapter.swapped(record.snapshot):
             for start in range(0, len(encoded), CHUNK):
                 batch = learner.encoder.collate(encoded[start: start + CHUNK])
-                logits = learner.logits(batch, answer_only=True)
+                logits, labels = learner.answer_logits(batch)
                 if self.params.top_k > logits.shape[-1]:
                     raise ConfigError(f"config key 'method.top_k': {self.params.top_k} exceeds the "
                                       f"vocabulary size {logits.shape[-1]}")
-                rows.extend(topk_rows(logits, batch.labels, self.params.top_k))
+                rows.extend(topk_rows(logits, labels, self.params.top_k))
         return stack(rows)
 
     def begin_task(self, ctx: TaskContext) -> dict[str, Any]:
@@ -114,11 +114,10 @@ class DERPP(Method):
             rows = [self._stored[j].rows([i]) for j, i in (self._where[k] for k in picked)]
             values = torch.cat([v for v, _ in rows])
             indices = torch.cat([i for _, i in rows])
-            terms["der"] = p.alpha * topk_match(learner.logits(b1, answer_only=True), b1.labels, values, indices)
+            terms["der"] = p.alpha * topk_match(*learner.answer_logits(b1), values, indices)
         if p.beta > 0:
             _, b2 = self._draw(ctx)
-            logits = learner.logits(b2, answer_only=True)
-            terms["der_ce"] = p.beta * masked_ce(logits, b2.labels.to(logits.device))
+            terms["der_ce"] = p.beta * masked_ce(*learner.answer_logits(b2))
         return terms
 
     def state_dict(self) -> MethodState:

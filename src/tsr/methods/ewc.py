@@ -112,8 +112,7 @@ class EWC(Method):
 
         def loss_of(enc: Encoded) -> torch.Tensor:
             batch = learner.encoder.collate([enc])
-            logits = learner.logits(batch, answer_only=True)
-            return masked_ce(logits, batch.labels.to(logits.device))
+            return masked_ce(*learner.answer_logits(batch))
 
         fisher = empirical_fisher(loss_of, self._params(ctx), encoded)
         if self.params.mode == "online":

@@ -150,11 +150,10 @@ class GainLoRA(Method):
         self._project_pending()
 
     def loss(self, ctx: TaskContext, batch, draw) -> dict[str, torch.Tensor]:
-        logits = ctx.learner.logits(batch, answer_only=True)
-        terms = {"ce": masked_ce(logits, batch.labels.to(logits.device))}
+        terms = {"ce": masked_ce(*ctx.learner.answer_logits(batch))}
         lam = 0.5 if self.params.olora_lambda is None else self.params.olora_lambda
         if self.params.branch == "olora" and lam > 0 and ctx.index > 0:
-            terms["orth"] = lam * branches.orthogonality(self._layers, ctx.index).to(logits.device)
+            terms["orth"] = lam * branches.orthogonality(self._layers, ctx.index).to(ctx.learner.device)
         return terms
 
     def end_task(self, ctx: TaskContext) -> None:

@@ -65,13 +65,12 @@ class OLoRA(Method):
         return {"pairs": t + 1}
 
     def loss(self, ctx: TaskContext, batch, draw) -> dict[str, torch.Tensor]:
-        logits = ctx.learner.logits(batch, answer_only=True)
-        terms = {"ce": masked_ce(logits, batch.labels.to(logits.device))}
+        terms = {"ce": masked_ce(*ctx.learner.answer_logits(batch))}
         p, t = self.params, ctx.index
         if p.lambda1 > 0 and t > 0:
-            terms["orth"] = p.lambda1 * branches.orthogonality(self._layers, t).to(logits.device)
+            terms["orth"] = p.lambda1 * branches.orthogonality(self._layers, t).to(ctx.learner.device)
         if p.lambda2 > 0:
-            terms["l2"] = p.lambda2 * branches.pair_norm(self._layers, t).to(logits.device)
+            terms["l2"] = p.lambda2 * branches.pair_norm(self._layers, t).to(ctx.learner.device)
         return terms
 
     def state_dict(self) -> MethodState:

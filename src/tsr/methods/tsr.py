@@ -135,10 +135,15 @@ class TSR(Method):
         p = self.params
         ref = self.reference(ctx, draw) if p.kd_weight > 0 else None
         teacher = ctx.teacher_logits(ref[0], ref[1], batch) if ref is not None else None
-        logits = ctx.learner.logits(batch, answer_only=teacher is None or p.kd_mask == "answer")
-        labels = batch.labels.to(logits.device)
+        if teacher is None or p.kd_mask == "answer":
+            # only supervised positions are read: the answer view is the same loss for less work
+            logits, labels = ctx.learner.answer_logits(batch)
+        else:
+            logits, labels = ctx.learner.logits(batch), batch.labels.to(ctx.learner.device)
         terms = {"ce": masked_ce(logits, labels)}
         if teacher is not None:
-            mask = kd_mask(p.kd_mask, batch.attention_mask.to(logits.device), labels)
+            kept = logits.shape[1]
+            teacher = teacher[:, -kept:]
+            mask = kd_mask(p.kd_mask, batch.attention_mask[:, -kept:].to(logits.device), labels)
             terms["kd"] = p.kd_weight * kd_kl(logits, teacher, mask, p.kd_temperature)
         return terms

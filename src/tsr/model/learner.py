@@ -35,23 +35,28 @@ class Learner:
     def tokenizer(self):
         return self.backbone.tokenizer
 
-    def logits(self, batch: Batch, answer_only: bool = False) -> torch.Tensor:
-        """Float32 logits of ``batch`` with the adapter as it is (gradients flow).
+    def logits(self, batch: Batch) -> torch.Tensor:
+        """Float32 logits of every position of ``batch`` with the adapter as it is (gradients flow)."""
+        batch = batch.to(self.device)
+        return self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False).logits.float()
 
-        With ``answer_only`` the output head runs only from the first position that predicts a
-        supervised token onwards (``logits_to_keep``); earlier positions, which only predict
-        prompt tokens, are returned as zeros. Every loss that reads supervised positions only
-        (cross-entropy, exact match, answer-token logits) gets the same values for less work:
-        on the bundled base the head is an eighth of the forward pass.
+    def answer_logits(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(logits, labels)`` of the last positions of ``batch``, from the first one that
+        predicts a supervised token (gradients flow).
+
+        Position i still predicts label i + 1, so every loss that reads supervised positions only
+        (cross-entropy, exact match, answer-token logits, distillation over ``answer``
+        positions) has the same value on this view as on the whole sequence, for less work: the
+        output head runs on these positions only (``logits_to_keep``, where the model takes it)
+        and the loss skips the prompt. Teacher logits of the same batch align with
+        ``teacher[:, -logits.shape[1]:]``.
         """
         batch = batch.to(self.device)
-        start = first_answer_position(batch.labels) if answer_only and self.keeps_logits else 0
-        keep = {"logits_to_keep": batch.input_ids.shape[1] - start} if start > 0 else {}
+        start = first_answer_position(batch.labels)
+        keep = {"logits_to_keep": batch.input_ids.shape[1] - start} if start > 0 and self.keeps_logits else {}
         out = self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False,
                          **keep).logits.float()
-        if start == 0:
-            return out
-        return torch.cat([out.new_zeros(out.shape[0], start, out.shape[2]), out], dim=1)
+        return out[:, out.shape[1] - (batch.input_ids.shape[1] - start):], batch.labels[:, start:]
 
     @torch.no_grad()
     def logits_under(self, state: State, batch: Batch) -> torch.Tensor:

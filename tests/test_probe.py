@@ -111,3 +111,19 @@ def test_report_at_a_checkpoint(tiny_model, toy_stream, tmp_path, capsys):
     assert stamp == {p: p.stat().st_mtime_ns for p in (tmp_path / "p" / "arms").glob("*.json")}
     final = json.loads((tmp_path / "p" / "report.json").read_text())
     assert final["headroom"]["parity"]["target"]["mean"] == arms["parity__target__s0.json"]["acc"]
+
+
+def test_exposure_matched_matrix_is_reported_when_target_arms_have_the_half_step(tiny_model, toy_stream, tmp_path):
+    common = ["probe", "paper", f"model.path={tiny_model}", f"stream.source={toy_stream}", "train.steps=4",
+              "stream.budget=3", "stream.test_cap=4", "stream.max_length=48", "model.threads=1",
+              "--seeds", "0", "--workers", "1", "--targets", "parity", "--sources", "vowel", "--arms", "mixed",
+              "--out", str(tmp_path / "p")]
+    assert main(common) == 0
+    assert "exposure_matched" not in json.loads((tmp_path / "p" / "report.json").read_text())
+    assert main([*common, "--checkpoints", "2"]) == 0
+    report = json.loads((tmp_path / "p" / "report.json").read_text())
+    arms = {p.name: json.loads(p.read_text()) for p in (tmp_path / "p" / "arms").glob("*.json")}
+    matched = report["exposure_matched"]["matrix"]["parity"]["vowel"]["mean"]
+    half = arms["parity__target__s0.json"]["checkpoints"]["2"]["acc"]
+    assert matched == arms["parity__mixed_vowel__s0.json"]["acc"] - half
+    assert "Exposure-matched" in (tmp_path / "p" / "exposure-matched.md").read_text()

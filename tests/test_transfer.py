@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from tsr.transfer import (arms_at, check_relations, relations_markdown, column_best, headroom, matrix_csv, matrix_markdown,
+from tsr.transfer import (arms_at, check_relations, exposure_matched, relations_markdown, column_best, headroom, matrix_csv, matrix_markdown,
                           transfer_matrix)
 
 
@@ -65,3 +65,13 @@ def test_arms_at_reads_checkpoints_and_drops_arms_without_one():
     (early,) = arms_at(rows, 5, last=10)
     assert (early["acc"], early["loss"], early["arm"]) == (0.4, 1.5, "target") and "checkpoints" not in early
     assert arms_at(rows, 7, last=10) == []
+
+
+def test_exposure_matched_pairs_mixed_arms_with_the_half_budget_target_arm():
+    rows = [{**arm("t", "classification", "target", 0, 0.8), "checkpoints": {"5": {"acc": 0.5, "loss": 1.0}}},
+            arm("t", "classification", "mixed", 0, 0.6, source="p"),
+            arm("u", "classification", "target", 0, 0.7), arm("u", "classification", "mixed", 0, 0.6, source="p")]
+    assert transfer_matrix(rows)["t"]["p"]["mean"] == pytest.approx(-0.2)
+    matched = exposure_matched(rows, 5)
+    assert {a["target"] for a in matched} == {"t"}  # u's target arm has no checkpoint at step 5
+    assert transfer_matrix(matched)["t"]["p"]["mean"] == pytest.approx(+0.1)

@@ -178,7 +178,8 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
         kinds = {t.name: t.kind.value for t in stream}
         best = column_best(transfer_matrix(arms), kinds) if any(a["arm"] == "mixed" for a in arms) else {}
         signatures = audit(build_learner(cfg), cfg, stream, seeds, best)
-    report = write_report(out, arms, stream, relations, signatures)
+    at_end = args.report_at is None or args.report_at == cfg.train.steps
+    report = write_report(out, arms, stream, relations, signatures, cfg.train.steps if at_end else None)
     if "headroom" in report:
         console.print("[bold]headroom[/] (S(10N) - S(N); for generation tasks the loss gap)")
         console.print(headroom_markdown(report["headroom"], stream.names), markup=False)
@@ -191,6 +192,9 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
         if "unrelated" in row:
             parts.append(f"unrelated: {'ok' if row['unrelated']['pass'] else 'FAIL'}")
         console.print(f"  {row['target']}: best {row['best']}; " + "; ".join(parts))
+    if "exposure_matched" in report:
+        console.print(f"exposure-matched matrix (mixed arms against the target arm after step "
+                      f"{report['exposure_matched']['half_step']}): {out / 'exposure-matched.md'}")
     for kind, sig in (signatures or {}).items():
         console.print(f"  signature {kind}: top-1 {sig['hit_rate']}")
     console.print(f"saved to {out}")

@@ -8,7 +8,7 @@ from pathlib import Path
 from .atomic import write_json, write_text
 from .data.example import Stream
 from .heatmap import save_heatmap
-from .transfer import (check_relations, column_best, headroom, headroom_markdown, matrix_csv,
+from .transfer import (check_relations, column_best, exposure_matched, headroom, headroom_markdown, matrix_csv,
                        matrix_markdown, relations_markdown, transfer_matrix)
 
 
@@ -23,7 +23,12 @@ def designed_relations(stream_source: str, options: dict) -> dict[str, dict[str,
 
 
 def write_report(out: Path, arms: list[dict], stream: Stream, relations: dict | None = None,
-                 signatures: dict | None = None) -> dict:
+                 signatures: dict | None = None, steps: int | None = None) -> dict:
+    """Write every file of a probe report into ``out``; returns what ``report.json`` holds.
+
+    With ``steps`` (the arms' step count) and target arms scored at ``steps // 2`` (probe
+    checkpoints), the exposure-matched matrix is written too (``exposure-matched.md``).
+    """
     out = Path(out)
     order = stream.names
     kinds = {t.name: t.kind.value for t in stream}
@@ -43,7 +48,25 @@ def write_report(out: Path, arms: list[dict], stream: Stream, relations: dict | 
             report["relations"] = relations
             report["relation_checks"] = check_relations(matrix, kinds, relations)
             write_text(out / "relations.md", relations_markdown(report["relation_checks"]))
+        matched = exposure_matched(arms, steps // 2) if steps and steps >= 2 else []
+        if any(a["arm"] == "mixed" for a in matched):
+            report["exposure_matched"] = _matched(matched, kinds, order, relations, steps)
+            write_text(out / "exposure-matched.md", report["exposure_matched"].pop("markdown"))
     if signatures:
         report["signatures"] = signatures
     write_json(out / "report.json", report)
     return report
+
+
+def _matched(arms: list[dict], kinds: dict, order: list[str], relations: dict | None, steps: int) -> dict:
+    matrix = transfer_matrix(arms)
+    text = [f"# Exposure-matched transfer matrix\n\nEach mixed arm ({steps} steps, half of them on the "
+            f"target's N examples) against the target arm after {steps // 2} steps: what the source's "
+            "half of the steps adds, net of the target steps it displaces. A diagnostic of this "
+            "project, not the paper's protocol (that is matrix.md).\n", matrix_markdown(matrix, kinds, order)]
+    found: dict = {"half_step": steps // 2, "matrix": matrix, "column_best": column_best(matrix, kinds)}
+    if relations:
+        found["relation_checks"] = check_relations(matrix, kinds, relations)
+        text.append("\n" + relations_markdown(found["relation_checks"]))
+    found["markdown"] = "\n".join(text)
+    return found

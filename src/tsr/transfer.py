@@ -9,6 +9,12 @@ examples) and reported as mean and standard error over seeds.
   loss gap ``L_t(N) - L_t(10N)``, so that positive always means room to improve.
 - ``transfer(j -> t) = S_t(mixed j) - S_t(N)``: Delta accuracy for classification targets,
   Delta loss for generation targets (negative = the source helps, as in the paper's Table 1).
+
+A mixed arm spends half of its steps on the source, so where the target arm is still
+improving at the end of the budget, every source looks harmful (dilution). The
+*exposure-matched* matrix separates the two: it compares each mixed arm with the target arm
+after half the steps (a probe checkpoint), when that arm has seen its N examples as often as
+the mixed arm has. It is a diagnostic of this project, not the paper's protocol.
 """
 
 from __future__ import annotations
@@ -67,6 +73,22 @@ def arms_at(arms: Arms, step: int, last: int) -> Arms:
         point = a.get("checkpoints", {}).get(str(step))
         if point is not None:
             out.append({**{k: v for k, v in a.items() if k != "checkpoints"}, **point})
+    return out
+
+
+def exposure_matched(arms: Arms, half: int) -> Arms:
+    """The arms with each target arm scored after ``half`` steps (its checkpoint) and every
+    other arm as it ended; targets whose target arms lack that checkpoint are left out."""
+    early = {}
+    for a in arms:
+        point = a.get("checkpoints", {}).get(str(half)) if a["arm"] == "target" else None
+        if point is not None:
+            early[(a["target"], a["seed"])] = {**{k: v for k, v in a.items() if k != "checkpoints"}, **point}
+    out = []
+    for a in arms:
+        key = (a["target"], a["seed"])
+        if key in early:
+            out.append(early[key] if a["arm"] == "target" else a)
     return out
 
 

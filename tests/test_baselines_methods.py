@@ -153,7 +153,7 @@ def test_sdft_rewrites_the_training_set_before_the_task(plan, monkeypatch):
     p, sdft = plan("method.name=sdft", "method.max_new_tokens=5")
     learner, encoder = p.learner, p.learner.encoder
     said = encoder.tokenizer(" yes", add_special_tokens=False)["input_ids"]
-    monkeypatch.setattr(learner, "greedy", lambda ids, n: (said + [encoder.eos_id])[: n])
+    monkeypatch.setattr(learner, "greedy", lambda ids, n, cache=False: (said + [encoder.eos_id])[: n])
     ctx = context(p, 0, TaskMemory())  # parity: classification
     info = sdft.begin_task(ctx)
     golds = [e.answer for e in p.train[0]]
@@ -163,7 +163,7 @@ def test_sdft_rewrites_the_training_set_before_the_task(plan, monkeypatch):
     assert sdft.begin_task(ctx2)["rewrites_kept"] == len(p.train[2])
     assert {e.answer for e in ctx2.train} == {" yes"} and [e.prompt for e in ctx2.train] == [e.prompt for e in p.train[2]]
     # a rewrite cut off by the token budget (no EOS) keeps the gold answer
-    monkeypatch.setattr(learner, "greedy", lambda ids, n: said * n)
+    monkeypatch.setattr(learner, "greedy", lambda ids, n, cache=False: said * n)
     ctx3 = context(p, 2, TaskMemory())
     assert sdft.begin_task(ctx3)["rewrites_kept"] == 0 and ctx3.train == list(p.train[2])
 
@@ -171,7 +171,7 @@ def test_sdft_rewrites_the_training_set_before_the_task(plan, monkeypatch):
 def test_sdft_with_every_rewrite_rejected_equals_seqft(make_config, monkeypatch):
     from tsr.model.learner import Learner
 
-    monkeypatch.setattr(Learner, "greedy", lambda self, ids, n: [])  # never completes
+    monkeypatch.setattr(Learner, "greedy", lambda self, ids, n, cache=False: [])  # never completes
     seq = execute(make_config("method.name=seqft", "name=seq"))
     sdft = execute(make_config("method.name=sdft", "name=sdft"))
     assert (seq.results.acc, seq.results.loss) == (sdft.results.acc, sdft.results.loss)
@@ -184,7 +184,7 @@ def test_sdft_rewriter_is_the_start_of_task_model_or_the_shared_initialisation(p
         nudge(p.learner)
         seen = []
 
-        def spy(ids, n, learner=p.learner):
+        def spy(ids, n, cache=False, learner=p.learner):
             seen.append(sum(float(q.detach().abs().sum()) for name, q in learner.adapter.named() if ".lora_B." in name))
             return []
 

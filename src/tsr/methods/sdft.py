@@ -18,7 +18,7 @@ token ids of ::
 
 followed by the example's prompt ids exactly as training sees them (left-cut to fit, chat
 template applied if configured), so the model continues in the answer position. Decoding is
-greedy (:meth:`Learner.greedy`) until EOS.
+greedy (:meth:`Learner.greedy`) until EOS, with a KV cache (one position per new token).
 
 Agreement rule (the official code checks the final answer where a dataset has one: math, function
 calls, code; it keeps every other rewrite that does not mention the "reference answer"): a
@@ -96,7 +96,7 @@ class SDFT(Method):
         encoder = learner.encoder
         gold_len = len(encoder.encode(example).answer_ids)
         budget = gold_len + CLASSIFICATION_SLACK if classification else self.params.max_new_tokens
-        out = learner.greedy(rewrite_prompt_ids(encoder, example), budget)
+        out = learner.greedy(rewrite_prompt_ids(encoder, example), budget, cache=True)
         if not out or out[-1] != encoder.eos_id:
             return None  # cut off by the budget: not a complete answer
         text = encoder.tokenizer.decode(out[:-1], skip_special_tokens=True)

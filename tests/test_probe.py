@@ -127,3 +127,5 @@ def test_exposure_matched_matrix_is_reported_when_target_arms_have_the_half_step
     half = arms["parity__target__s0.json"]["checkpoints"]["2"]["acc"]
     assert matched == arms["parity__mixed_vowel__s0.json"]["acc"] - half
     assert "Exposure-matched" in (tmp_path / "p" / "exposure-matched.md").read_text()
+    assert (tmp_path / "p" / "curves.png").stat().st_size > 1000
+    assert [s for s, _, _ in report["curves"]["parity"]["target"]] == [2, 4]

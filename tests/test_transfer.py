@@ -75,3 +75,18 @@ def test_exposure_matched_pairs_mixed_arms_with_the_half_budget_target_arm():
     matched = exposure_matched(rows, 5)
     assert {a["target"] for a in matched} == {"t"}  # u's target arm has no checkpoint at step 5
     assert transfer_matrix(matched)["t"]["p"]["mean"] == pytest.approx(+0.1)
+
+
+def test_curve_points_average_each_step_over_seeds():
+    from tsr.curves import curve_points
+
+    rows = [{**arm("t", "classification", "target", 0, 0.8), "checkpoints": {"5": {"acc": 0.4, "loss": 1.0}}},
+            {**arm("t", "classification", "target", 1, 0.6), "checkpoints": {"5": {"acc": 0.2, "loss": 1.0}}},
+            {**arm("t", "classification", "mixed", 0, 0.5, source="p"), "checkpoints": {"5": {"acc": 0.1, "loss": 1.0}}},
+            arm("t", "classification", "full", 0, 0.9)]  # no checkpoint: a single point, no curve
+    points = curve_points(rows, last=10)
+    assert set(points["t"]) == {"target", "mixed:p"}
+    (s5, m5, e5), (s10, m10, _) = points["t"]["target"]
+    assert (s5, s10) == (5, 10) and m5 == pytest.approx(0.3) and m10 == pytest.approx(0.7)
+    assert e5 == pytest.approx(0.1)
+    assert points["t"]["mixed:p"] == [(5, 0.1, points["t"]["mixed:p"][0][2]), (10, 0.5, points["t"]["mixed:p"][1][2])]

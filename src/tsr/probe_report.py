@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .atomic import write_json, write_text
+from .curves import curve_points, save_curves
 from .data.example import Stream
 from .heatmap import save_heatmap
 from .transfer import (check_relations, column_best, exposure_matched, headroom, headroom_markdown, matrix_csv,
@@ -26,8 +27,9 @@ def write_report(out: Path, arms: list[dict], stream: Stream, relations: dict | 
                  signatures: dict | None = None, steps: int | None = None) -> dict:
     """Write every file of a probe report into ``out``; returns what ``report.json`` holds.
 
-    With ``steps`` (the arms' step count) and target arms scored at ``steps // 2`` (probe
-    checkpoints), the exposure-matched matrix is written too (``exposure-matched.md``).
+    With ``steps`` (the arms' step count) and arms scored on the way (probe checkpoints), the
+    learning curves are drawn too (``curves.png``), and with target arms scored at
+    ``steps // 2`` the exposure-matched matrix is written (``exposure-matched.md``).
     """
     out = Path(out)
     order = stream.names
@@ -52,6 +54,10 @@ def write_report(out: Path, arms: list[dict], stream: Stream, relations: dict | 
         if any(a["arm"] == "mixed" for a in matched):
             report["exposure_matched"] = _matched(matched, kinds, order, relations, steps)
             write_text(out / "exposure-matched.md", report["exposure_matched"].pop("markdown"))
+    points = curve_points(arms, steps) if steps else {}
+    if points:
+        report["curves"] = points
+        save_curves(points, kinds, order, out / "curves.png", title=f"learning curves · {stream.name}")
     if signatures:
         report["signatures"] = signatures
     write_json(out / "report.json", report)

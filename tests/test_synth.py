@@ -61,6 +61,31 @@ def test_labels_follow_the_balance_rule():
     assert {ex.answer for ex in stance.pool} == {" favor", " against", " none"}
 
 
+def test_compact_balance_templates_keep_the_rule_in_fewer_tokens(tmp_path):
+    """The compact forms read the same margin rule, in words the bundled tokenizer holds whole."""
+    import re
+
+    from tsr.config import load_config
+    from tsr.model.backbone import load_backbone
+
+    spec = tmp_path / "compact.yaml"
+    spec.write_text("name: compact\ntasks:\n"
+                    "  - {name: long, family: balance, template: backing, labels: {positive: favor, negative: against, neutral: none}}\n"
+                    "  - {name: short, family: balance, template: tally, labels: {positive: favor, negative: against, neutral: none}}\n"
+                    "  - {name: market, family: balance, template: season_market, labels: {positive: hawk, negative: dove, neutral: still}}\n")
+    stream = load_stream("synth", options={"spec": str(spec), "pool": 40, "test": 1})
+    maps = {"short": {"positive": "favor", "negative": "against", "neutral": "none"},
+            "market": {"positive": "hawk", "negative": "dove", "neutral": "still"}}
+    for name, words in maps.items():
+        for ex in stream.task(name).pool:
+            a, b = (int(x) for x in re.findall(r"\b(\d)\b", ex.prompt.split("Input: ")[1])[:2])
+            cls = "positive" if a - b >= 2 else "negative" if b - a >= 2 else "neutral"
+            assert ex.answer == " " + words[cls], ex.prompt
+    tok = load_backbone(load_config("default").model).tokenizer
+    n = lambda task: max(len(tok(ex.prompt, add_special_tokens=False)["input_ids"]) for ex in stream.task(task).pool)
+    assert n("short") <= 0.7 * n("long")
+
+
 @pytest.mark.parametrize("template", ["stance", "stance_really", "council", "council_plan", "review"])
 def test_polarity_labels_follow_the_hidden_tone(tmp_path, template):
     import yaml

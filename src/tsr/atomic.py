@@ -49,6 +49,17 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
     write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
 
 
+def write_figure(path: Path, fig: Any, dpi: int = 120) -> Path:
+    """Save a matplotlib figure as PNG and close it."""
+    import matplotlib.pyplot as plt
+
+    try:
+        _atomic(path, lambda p: fig.savefig(p, dpi=dpi, format="png"))
+    finally:
+        plt.close(fig)
+    return Path(path)
+
+
 def write_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict | None = None) -> None:
     """Save tensors as safetensors (contiguous CPU copies; never pickle)."""
     flat = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}

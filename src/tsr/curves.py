@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from .atomic import write_figure
 from .transfer import metric, stat
 
 
@@ -75,8 +76,4 @@ def save_curves(points: dict[str, dict[str, list]], kinds: dict[str, str], order
         ax.axis("off")
     fig.suptitle(title + " (mean over seeds; bands: ± standard error)", fontsize=9)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return write_figure(path, fig, dpi=120)

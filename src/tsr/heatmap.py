@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .atomic import write_figure
 from .transfer import benefit, column_best
 
 
@@ -53,8 +54,4 @@ def save_heatmap(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], orde
     ax.set_ylabel("source")
     ax.set_title(title + "\n(green helps, red hurts; outlined: column best)", fontsize=9)
     fig.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=130)
-    plt.close(fig)
-    return path
+    return write_figure(path, fig, dpi=130)

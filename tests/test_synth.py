@@ -62,7 +62,7 @@ def test_labels_follow_the_balance_rule():
 
 
 def test_compact_balance_templates_keep_the_rule_in_fewer_tokens(tmp_path):
-    """The compact forms read the same margin rule, in words the bundled tokenizer holds whole."""
+    """The pilot templates read the same margin rule; the compact ones in words the bundled tokenizer holds whole."""
     import re
 
     from tsr.config import load_config
@@ -72,10 +72,12 @@ def test_compact_balance_templates_keep_the_rule_in_fewer_tokens(tmp_path):
     spec.write_text("name: compact\ntasks:\n"
                     "  - {name: long, family: balance, template: backing, labels: {positive: favor, negative: against, neutral: none}}\n"
                     "  - {name: short, family: balance, template: tally, labels: {positive: favor, negative: against, neutral: none}}\n"
-                    "  - {name: market, family: balance, template: season_market, labels: {positive: hawk, negative: dove, neutral: still}}\n")
+                    "  - {name: market, family: balance, template: season_market, labels: {positive: hawk, negative: dove, neutral: still}}\n"
+                    "  - {name: council, family: balance, template: backing_council, labels: {positive: hawk, negative: dove, neutral: still}}\n")
     stream = load_stream("synth", options={"spec": str(spec), "pool": 40, "test": 1})
     maps = {"short": {"positive": "favor", "negative": "against", "neutral": "none"},
-            "market": {"positive": "hawk", "negative": "dove", "neutral": "still"}}
+            "market": {"positive": "hawk", "negative": "dove", "neutral": "still"},
+            "council": {"positive": "hawk", "negative": "dove", "neutral": "still"}}
     for name, words in maps.items():
         for ex in stream.task(name).pool:
             a, b = (int(x) for x in re.findall(r"\b(\d)\b", ex.prompt.split("Input: ")[1])[:2])

@@ -97,6 +97,8 @@ BALANCE_TEMPLATES: dict[str, tuple[str, str]] = {
     "backing_really": ("What stance did the meeting really take on the plan?",
                        "At the {place} meeting, {a} people backed the plan and {b} opposed it."),
     "rates": ("Classify the council's outlook.", "This season prices rose in {a} markets and fell in {b} markets."),
+    "backing_council": ("Classify the council's outlook.",
+                        "At the {place} meeting, {a} people backed the plan and {b} opposed it."),
     # compact forms in the pretraining corpus's own words (about 43 tokens instead of 60-72)
     "tally": ("What did the town say on the plan?", "At the {place}, {a} came and {b} left."),
     "tally_really": ("What did the town really say on the plan?", "At the {place}, {a} came and {b} left."),

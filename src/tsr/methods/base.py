@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ..errors import ConfigError
-from ..losses import masked_ce
+from ..losses import kd_kl, kd_mask, masked_ce
 from .context import TARGET, Draw, TaskContext
 
 
@@ -88,3 +88,24 @@ class Method:
 
     def load_state_dict(self, learner, state: MethodState) -> None:
         """Restore what :meth:`state_dict` returned (the learner is already set up)."""
+
+
+def ce_and_distillation(ctx: TaskContext, batch, teacher: torch.Tensor | None, mask: str, weight: float,
+                        temperature: float) -> dict[str, torch.Tensor]:
+    """``ce`` on the batch and, given teacher logits of the same batch, ``kd``: ``weight`` times
+    the tempered KL to the teacher at the ``mask`` positions (LwF's and TSR's objective).
+
+    When only supervised positions are read (no teacher, or ``mask == "answer"``) the student
+    runs on the answer view (:meth:`Learner.answer_logits`), the same loss for less work, and
+    the teacher is cut to the same last positions.
+    """
+    if teacher is None or mask == "answer":
+        logits, labels = ctx.learner.answer_logits(batch)
+    else:
+        logits, labels = ctx.learner.logits(batch), batch.labels.to(ctx.learner.device)
+    terms = {"ce": masked_ce(logits, labels)}
+    if teacher is not None:
+        kept = logits.shape[1]
+        positions = kd_mask(mask, batch.attention_mask[:, -kept:].to(logits.device), labels)
+        terms["kd"] = weight * kd_kl(logits, teacher[:, -kept:], positions, temperature)
+    return terms

@@ -29,10 +29,9 @@ from typing import Any, Literal
 
 import torch
 
-from ..losses import kd_kl, kd_mask, masked_ce
 from ..model.adapter import State
 from ..schema import require
-from .base import Method
+from .base import Method, ce_and_distillation
 from .context import Draw, TaskContext
 
 
@@ -65,15 +64,4 @@ class LwF(Method):
         teacher = None
         if p.weight > 0 and self._start is not None:
             teacher = ctx.teacher_logits(("lwf-start", ctx.index), self._start, batch)
-        if teacher is None or p.kd_mask == "answer":
-            # only supervised positions are read: the answer view is the same loss for less work
-            logits, labels = ctx.learner.answer_logits(batch)
-        else:
-            logits, labels = ctx.learner.logits(batch), batch.labels.to(ctx.learner.device)
-        terms = {"ce": masked_ce(logits, labels)}
-        if teacher is not None:
-            kept = logits.shape[1]
-            teacher = teacher[:, -kept:]
-            mask = kd_mask(p.kd_mask, batch.attention_mask[:, -kept:].to(logits.device), labels)
-            terms["kd"] = p.weight * kd_kl(logits, teacher, mask, p.temperature)
-        return terms
+        return ce_and_distillation(ctx, batch, teacher, p.kd_mask, p.weight, p.temperature)

@@ -35,11 +35,10 @@ from typing import Any, Hashable, Literal
 import numpy as np
 import torch
 
-from ..losses import kd_kl, kd_mask, masked_ce
 from ..routing import cosine, route_weights, uniform_weights
 from ..schema import require
 from ..signatures import probe_signature
-from .base import Method, require_replay
+from .base import Method, ce_and_distillation, require_replay
 from .context import Draw, TaskContext
 from .er import replay_or_target
 
@@ -135,15 +134,4 @@ class TSR(Method):
         p = self.params
         ref = self.reference(ctx, draw) if p.kd_weight > 0 else None
         teacher = ctx.teacher_logits(ref[0], ref[1], batch) if ref is not None else None
-        if teacher is None or p.kd_mask == "answer":
-            # only supervised positions are read: the answer view is the same loss for less work
-            logits, labels = ctx.learner.answer_logits(batch)
-        else:
-            logits, labels = ctx.learner.logits(batch), batch.labels.to(ctx.learner.device)
-        terms = {"ce": masked_ce(logits, labels)}
-        if teacher is not None:
-            kept = logits.shape[1]
-            teacher = teacher[:, -kept:]
-            mask = kd_mask(p.kd_mask, batch.attention_mask[:, -kept:].to(logits.device), labels)
-            terms["kd"] = p.kd_weight * kd_kl(logits, teacher, mask, p.kd_temperature)
-        return terms
+        return ce_and_distillation(ctx, batch, teacher, p.kd_mask, p.kd_weight, p.kd_temperature)

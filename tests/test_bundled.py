@@ -40,7 +40,7 @@ def test_bundled_base_does_not_know_the_benchmark_rules():
     from tsr.evaluation import example_correct
     from tsr.model.learner import build_learner
 
-    learner = build_learner(load_config("default"))
+    learner = build_learner(load_config("default", ["model.compile=false"]))  # compiled: test_model.py
     for task in load_stream("synth-trace", options={"pool": 1, "test": 12}):
         ok, _, _ = example_correct(learner, learner.encoder.encode_all(task.test, task.name))
         assert sum(ok) == 0, task.name
@@ -67,7 +67,8 @@ def test_default_run_on_the_bundled_base(tmp_path, capsys):
     """`tsr run` with the default preset, shortened: TSR on synth-trace, saved and printed."""
     from tsr.cli import main
 
-    code = main(["run", f"out_dir={tmp_path}", "train.steps=3", "stream.test_cap=4", "stream.budget=8",
+    # eager: three steps per task would be all compilation (the compiled path: test_model.py)
+    code = main(["run", f"out_dir={tmp_path}", "model.compile=false", "train.steps=3", "stream.test_cap=4", "stream.budget=8",
                  "stream.replay_per_task=4", "stream.options.pool=16", "stream.options.test=4"])
     assert code == 0
     out = capsys.readouterr().out

@@ -95,3 +95,11 @@ def test_runconfig_round_trips_through_plain_data():
     cfg = load_config("paper", ["method.tau=inf", "stream.order=reversed"])
     again = build(RunConfig, cfg.to_dict())
     assert again == cfg
+
+
+def test_model_compile_enters_the_fingerprint_only_when_on():
+    """Compiled runs round differently, so they get their own fingerprint; eager runs keep the
+    fingerprint they had before ``model.compile`` existed (pinned), so saved runs still resume."""
+    off = load_config("paper", ["model.compile=false"])
+    assert off.fingerprint() == load_config("paper").fingerprint() == "15af926b22"
+    assert load_config("paper", ["model.compile=true"]).fingerprint() != off.fingerprint()

@@ -185,3 +185,78 @@ def test_cached_greedy_decoding_matches_the_full_recompute(model_factory, arch):
         full = learner.greedy(prompt, 12)
         cached = learner.greedy(prompt, 12, cache=True)
         assert cached == full and len(full) >= 2
+
+
+def _moved_b(learner):
+    with torch.no_grad():  # B off zero, so that the adapter changes the logits
+        for n, p in learner.adapter.named():
+            if ".lora_B." in n:
+                p.normal_(0, 0.05, generator=torch.Generator().manual_seed(1))
+
+
+def test_compiled_forward_is_used_until_a_hook_appears(tiny_model):
+    """Batch forwards go to the compiled function; with any forward hook on the model (as GPM,
+    GainLoRA, branch and wavelet adapters set) they go to the eager model, so the hook runs."""
+    from tsr.data.collate import Encoded
+
+    learner = learner_for(tiny_model)
+    calls = []
+
+    def spy(**inputs):
+        calls.append(sorted(inputs))
+        return learner.model(**inputs)
+
+    learner.compiled = spy
+    batch = learner.encoder.collate([Encoded((5, 6, 7), (8, 2)), Encoded((5, 6), (9, 2))])
+    learner.logits(batch)
+    learner.answer_logits(batch)
+    assert len(calls) == 2 and all("use_cache" in c for c in calls)
+    fired = []
+    layer = learner.model.get_base_model().model.layers[0]
+    handle = layer.register_forward_pre_hook(lambda module, args: fired.append(1))
+    learner.logits(batch)
+    assert len(calls) == 2 and fired == [1]
+    handle.remove()
+    learner.logits(batch)
+    assert len(calls) == 3 and fired == [1]
+
+
+def test_compile_without_a_cpp_compiler_is_a_clear_error(tiny_model, monkeypatch):
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    with pytest.raises(ModelError, match=r"model\.compile.*C\+\+ compiler.*model\.compile=false"):
+        learner_for(tiny_model, "model.compile=true", "model.device=cpu")
+    assert learner_for(tiny_model, "model.compile=auto", "model.device=cpu").compiled is None  # auto: eager
+    monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}" if name == "g++" else None)
+    assert learner_for(tiny_model, "model.compile=auto", "model.device=cpu").compiled is not None
+
+
+def test_compiled_learner_matches_eager_logits_and_gradients(tiny_model):
+    """``model.compile=true``: the same logits and adapter gradients as eager execution, to
+    float rounding, on two batch shapes (one compilation with dynamic shapes serves both)."""
+    import shutil
+
+    from tsr.data.collate import Encoded
+    from tsr.losses import masked_ce
+
+    if shutil.which("c++") is None and shutil.which("g++") is None:
+        pytest.skip("torch.compile on the CPU needs a C++ compiler")
+    eager, compiled = learner_for(tiny_model), learner_for(tiny_model, "model.compile=true")
+    assert eager.compiled is None and compiled.compiled is not None
+    _moved_b(eager)
+    _moved_b(compiled)
+    batches = [[Encoded((5, 6, 7, 8, 9), (12, 13, 2)), Encoded((5, 6, 7), (14, 2))],
+               [Encoded((5, 6, 7, 8, 9, 10, 11, 12), (15, 2))] * 3]
+    for encoded in batches:
+        batch = eager.encoder.collate(encoded)
+        grads = []
+        for learner in (eager, compiled):
+            logits, labels = learner.answer_logits(batch)
+            grads.append(torch.autograd.grad(masked_ce(logits, labels), learner.adapter.trainable()))
+            if learner is eager:
+                reference = logits.detach()
+            else:
+                torch.testing.assert_close(logits.detach(), reference, rtol=1e-4, atol=1e-5)
+        for a, b in zip(*grads):
+            torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-6)

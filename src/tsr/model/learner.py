@@ -3,17 +3,28 @@
 Methods and the engine never touch the model directly; they ask the learner for logits of a
 batch (with gradients), teacher logits of a batch under some adapter state (without), and
 the adapter's state operations.
+
+With ``model.compile`` the batch forwards go through ``torch.compile(model.forward,
+dynamic=True)``: one compilation serves every batch shape, and the element-wise work between
+the matrix products (norms, rotary embeddings, LoRA's scale-and-add, activations) is fused.
+Module hooks are not traced reliably by a graph compiled before they were registered, so any
+forward hook on the model (GPM's activation records, GainLoRA's gates, branch and wavelet
+adapters) sends that call to the eager model instead; greedy decoding always runs eager.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
+import shutil
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 
 from ..config import RunConfig
 from ..data.collate import IGNORE, Batch, Encoder
+from ..errors import ModelError
 from .adapter import Adapter, State, attach_lora, frozen_parameter_names, init_lora_weights
 from .backbone import Backbone, load_backbone
 
@@ -26,6 +37,7 @@ class Learner:
     encoder: Encoder
     init_state: State
     keeps_logits: bool = False  # the model's forward takes ``logits_to_keep``
+    compiled: Callable | None = None  # torch.compile of the model's forward (model.compile)
 
     @property
     def device(self) -> torch.device:
@@ -38,7 +50,7 @@ class Learner:
     def logits(self, batch: Batch) -> torch.Tensor:
         """Float32 logits of every position of ``batch`` with the adapter as it is (gradients flow)."""
         batch = batch.to(self.device)
-        return self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False).logits.float()
+        return self._forward(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits.float()
 
     def answer_logits(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
         """``(logits, labels)`` of the last positions of ``batch``, from the first one that
@@ -54,9 +66,19 @@ class Learner:
         batch = batch.to(self.device)
         start = first_answer_position(batch.labels)
         keep = {"logits_to_keep": batch.input_ids.shape[1] - start} if start > 0 and self.keeps_logits else {}
-        out = self.model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False,
-                         **keep).logits.float()
+        out = self._forward(input_ids=batch.input_ids, attention_mask=batch.attention_mask, **keep).logits.float()
         return out[:, out.shape[1] - (batch.input_ids.shape[1] - start):], batch.labels[:, start:]
+
+    def _modules(self) -> list[torch.nn.Module]:
+        if getattr(self, "_module_list", None) is None:
+            self._module_list = list(self.model.modules())  # every hook a method sets sits on a module that exists here (the model, a layer, a LoRA factor)
+        return self._module_list
+
+    def _forward(self, **inputs):
+        """One batch forward without a KV cache: compiled where configured and no hook is set."""
+        if self.compiled is not None and not has_forward_hooks(self._modules()):
+            return self.compiled(use_cache=False, **inputs)
+        return self.model(use_cache=False, **inputs)
 
     @torch.no_grad()
     def logits_under(self, state: State, batch: Batch) -> torch.Tensor:
@@ -112,6 +134,30 @@ def first_answer_position(labels: torch.Tensor) -> int:
     return max(int(supervised.int().argmax()) - 1, 0)
 
 
+def has_forward_hooks(modules) -> bool:
+    """Whether any of ``modules`` (a model's ``.modules()``) has a forward or forward-pre hook."""
+    return any(m._forward_hooks or m._forward_pre_hooks for m in modules)
+
+
+def cpp_compiler() -> str | None:
+    """The C++ compiler torch.compile's CPU backend would use, if one is installed."""
+    for name in (os.environ.get("CXX"), "c++", "g++"):
+        if name and shutil.which(name):
+            return name
+    return None
+
+
+def compile_forward(model: torch.nn.Module, device: torch.device, setting: bool | str) -> Callable | None:
+    """``torch.compile`` of the model's forward as ``model.compile`` asks (``auto``: on the CPU
+    where a C++ compiler is installed), or None for eager execution."""
+    if setting is False or (setting == "auto" and (device.type != "cpu" or cpp_compiler() is None)):
+        return None
+    if device.type == "cpu" and cpp_compiler() is None:
+        raise ModelError("config key 'model.compile': compiling for the CPU needs a C++ compiler and none "
+                         "was found (c++, g++ or $CXX); install one or set model.compile=false")
+    return torch.compile(model.forward, dynamic=True)
+
+
 def takes_logits_to_keep(model: torch.nn.Module) -> bool:
     """Whether a (PEFT-wrapped) causal LM's forward accepts ``logits_to_keep``."""
     inner = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -125,4 +171,5 @@ def build_learner(cfg: RunConfig) -> Learner:
     model.eval()
     adapter = Adapter(model, frozen_parameter_names(model))
     encoder = Encoder(backbone.tokenizer, cfg.stream.max_length, cfg.model.chat_template)
-    return Learner(backbone, model, adapter, encoder, adapter.state(), takes_logits_to_keep(model))
+    compiled = compile_forward(model, backbone.device, cfg.model.compile)
+    return Learner(backbone, model, adapter, encoder, adapter.state(), takes_logits_to_keep(model), compiled)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import inspect
 import os
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
@@ -38,6 +38,9 @@ class Learner:
     init_state: State
     keeps_logits: bool = False  # the model's forward takes ``logits_to_keep``
     compiled: Callable | None = None  # torch.compile of the model's forward (model.compile)
+    # the modules a method may hook (all of them when the adapter is attached: every hook a
+    # method sets sits on the model, a layer or a LoRA factor), listed once for a cheap check
+    hookable: list[torch.nn.Module] = field(default_factory=list, repr=False)
 
     @property
     def device(self) -> torch.device:
@@ -69,14 +72,9 @@ class Learner:
         out = self._forward(input_ids=batch.input_ids, attention_mask=batch.attention_mask, **keep).logits.float()
         return out[:, out.shape[1] - (batch.input_ids.shape[1] - start):], batch.labels[:, start:]
 
-    def _modules(self) -> list[torch.nn.Module]:
-        if getattr(self, "_module_list", None) is None:
-            self._module_list = list(self.model.modules())  # every hook a method sets sits on a module that exists here (the model, a layer, a LoRA factor)
-        return self._module_list
-
     def _forward(self, **inputs):
         """One batch forward without a KV cache: compiled where configured and no hook is set."""
-        if self.compiled is not None and not has_forward_hooks(self._modules()):
+        if self.compiled is not None and not has_forward_hooks(self.hookable or self.model.modules()):
             return self.compiled(use_cache=False, **inputs)
         return self.model(use_cache=False, **inputs)
 
@@ -172,4 +170,5 @@ def build_learner(cfg: RunConfig) -> Learner:
     adapter = Adapter(model, frozen_parameter_names(model))
     encoder = Encoder(backbone.tokenizer, cfg.stream.max_length, cfg.model.chat_template)
     compiled = compile_forward(model, backbone.device, cfg.model.compile)
-    return Learner(backbone, model, adapter, encoder, adapter.state(), takes_logits_to_keep(model), compiled)
+    return Learner(backbone, model, adapter, encoder, adapter.state(), takes_logits_to_keep(model), compiled,
+                   list(model.modules()))

@@ -194,31 +194,68 @@ def _moved_b(learner):
                 p.normal_(0, 0.05, generator=torch.Generator().manual_seed(1))
 
 
-def test_compiled_forward_is_used_until_a_hook_appears(tiny_model):
-    """Batch forwards go to the compiled function; with any forward hook on the model (as GPM,
-    GainLoRA, branch and wavelet adapters set) they go to the eager model, so the hook runs."""
+def _needs_cpp():
+    import shutil
+
+    if shutil.which("c++") is None and shutil.which("g++") is None:
+        pytest.skip("torch.compile on the CPU needs a C++ compiler")
+
+
+def test_compiled_blocks_run_eager_while_a_hook_is_set(tiny_model, monkeypatch):
+    """Batch forwards run the compiled blocks; while any forward hook sits on the model (as GPM,
+    GainLoRA, branch and wavelet adapters set) they run eager, so the hook fires on every call;
+    greedy decoding always runs eager."""
+    from contextlib import contextmanager
+
+    import tsr.model.learner as learner_module
     from tsr.data.collate import Encoded
 
-    learner = learner_for(tiny_model)
-    calls = []
+    _needs_cpp()
+    learner = learner_for(tiny_model, "model.compile=true")
+    assert all(block._compiled_call_impl is not None for block in learner_module.transformer_blocks(learner.model))
+    entered = []
+    real = learner_module.eager_execution
 
-    def spy(**inputs):
-        calls.append(sorted(inputs))
-        return learner.model(**inputs)
+    @contextmanager
+    def spy():
+        entered.append(1)
+        with real():
+            yield
 
-    learner.compiled = spy
+    monkeypatch.setattr(learner_module, "eager_execution", spy)
     batch = learner.encoder.collate([Encoded((5, 6, 7), (8, 2)), Encoded((5, 6), (9, 2))])
     learner.logits(batch)
     learner.answer_logits(batch)
-    assert len(calls) == 2 and all("use_cache" in c for c in calls)
+    assert entered == []
     fired = []
-    layer = learner.model.get_base_model().model.layers[0]
-    handle = layer.register_forward_pre_hook(lambda module, args: fired.append(1))
+    lora_a = learner.model.get_base_model().model.layers[0].self_attn.q_proj.lora_A["default"]
+    handle = lora_a.register_forward_pre_hook(lambda module, args: fired.append(1))
     learner.logits(batch)
-    assert len(calls) == 2 and fired == [1]
+    learner.logits(batch)
+    assert entered == [1, 1] and fired == [1, 1]
     handle.remove()
     learner.logits(batch)
-    assert len(calls) == 3 and fired == [1]
+    assert entered == [1, 1] and fired == [1, 1]
+    learner.greedy([5, 6, 7], 3)
+    assert entered == [1, 1, 1]
+
+
+@pytest.mark.parametrize("arch", ["qwen2", "llama", "gemma3"])
+def test_transformer_blocks_of_each_architecture(model_factory, arch):
+    from tsr.model.learner import transformer_blocks
+
+    learner = learner_for(model_factory(arch))
+    blocks = transformer_blocks(learner.model)
+    assert len(blocks) == 2 and len({type(b) for b in blocks}) == 1
+    assert all(".layers." in n for n, m in learner.model.named_modules() if any(m is b for b in blocks))
+
+
+def test_compile_of_a_model_without_blocks_is_a_clear_error():
+    from tsr.model.learner import compile_blocks
+
+    _needs_cpp()
+    with pytest.raises(ModelError, match=r"model\.compile.*no list of transformer blocks"):
+        compile_blocks(torch.nn.Sequential(torch.nn.Linear(2, 2)), torch.device("cpu"), True)
 
 
 def test_compile_without_a_cpp_compiler_is_a_clear_error(tiny_model, monkeypatch):
@@ -227,23 +264,20 @@ def test_compile_without_a_cpp_compiler_is_a_clear_error(tiny_model, monkeypatch
     monkeypatch.setattr(shutil, "which", lambda name: None)
     with pytest.raises(ModelError, match=r"model\.compile.*C\+\+ compiler.*model\.compile=false"):
         learner_for(tiny_model, "model.compile=true", "model.device=cpu")
-    assert learner_for(tiny_model, "model.compile=auto", "model.device=cpu").compiled is None  # auto: eager
+    assert learner_for(tiny_model, "model.compile=auto", "model.device=cpu").compiled is False  # auto: eager
     monkeypatch.setattr(shutil, "which", lambda name: f"/usr/bin/{name}" if name == "g++" else None)
-    assert learner_for(tiny_model, "model.compile=auto", "model.device=cpu").compiled is not None
+    assert learner_for(tiny_model, "model.compile=auto", "model.device=cpu").compiled is True
 
 
 def test_compiled_learner_matches_eager_logits_and_gradients(tiny_model):
     """``model.compile=true``: the same logits and adapter gradients as eager execution, to
     float rounding, on two batch shapes (one compilation with dynamic shapes serves both)."""
-    import shutil
-
     from tsr.data.collate import Encoded
     from tsr.losses import masked_ce
 
-    if shutil.which("c++") is None and shutil.which("g++") is None:
-        pytest.skip("torch.compile on the CPU needs a C++ compiler")
+    _needs_cpp()
     eager, compiled = learner_for(tiny_model), learner_for(tiny_model, "model.compile=true")
-    assert eager.compiled is None and compiled.compiled is not None
+    assert eager.compiled is False and compiled.compiled is True
     _moved_b(eager)
     _moved_b(compiled)
     batches = [[Encoded((5, 6, 7, 8, 9), (12, 13, 2)), Encoded((5, 6, 7), (14, 2))],

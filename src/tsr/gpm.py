@@ -16,6 +16,8 @@ from typing import Iterable
 import torch
 from torch import nn
 
+from .model.learner import eager_execution
+
 
 class Covariances:
     """Running uncentred covariance ``mean(x x^T)`` of row vectors, one per name."""
@@ -119,11 +121,12 @@ def collect_layer_inputs(model: nn.Module, layers: dict[str, nn.Module], batches
 
     handles = [m.register_forward_pre_hook(hook(n)) for n, m in layers.items()]
     try:
-        for batch in batches:
-            batch = batch.to(device)
-            seen.clear()
-            mask.append(batch.attention_mask.bool())
-            model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
+        with eager_execution():  # hooks run eager (compiled blocks would trace them once)
+            for batch in batches:
+                batch = batch.to(device)
+                seen.clear()
+                mask.append(batch.attention_mask.bool())
+                model(input_ids=batch.input_ids, attention_mask=batch.attention_mask, use_cache=False)
     finally:
         for h in handles:
             h.remove()

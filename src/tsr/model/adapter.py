@@ -36,7 +36,7 @@ ATTENTION_TARGETS: dict[str, tuple[str, ...]] = {
     "gpt_neox": ("query_key_value", "dense"),
 }
 # Sub-models whose projections must not get the language adapter (multimodal checkpoints).
-_SKIP = re.compile(r"(^|\.)(vision_tower|vision_model|audio_tower|multi_modal_projector|visual)(\.|$)")
+SKIP_MODULES = re.compile(r"(^|\.)(vision_tower|vision_model|audio_tower|multi_modal_projector|visual)(\.|$)")
 _LAYER = re.compile(r"\.(?:layers|h|blocks|layer)\.(\d+)\.")
 
 
@@ -47,7 +47,7 @@ def layer_index(name: str) -> int | None:
 
 
 def linear_leaves(model: nn.Module) -> dict[str, nn.Linear]:
-    return {n: m for n, m in model.named_modules() if isinstance(m, nn.Linear) and not _SKIP.search(n)}
+    return {n: m for n, m in model.named_modules() if isinstance(m, nn.Linear) and not SKIP_MODULES.search(n)}
 
 
 def resolve_targets(model: nn.Module, cfg: LoraConfig) -> list[str]:

@@ -4,12 +4,15 @@ Methods and the engine never touch the model directly; they ask the learner for 
 batch (with gradients), teacher logits of a batch under some adapter state (without), and
 the adapter's state operations.
 
-With ``model.compile`` the batch forwards go through ``torch.compile(model.forward,
-dynamic=True)``: one compilation serves every batch shape, and the element-wise work between
-the matrix products (norms, rotary embeddings, LoRA's scale-and-add, activations) is fused.
-Module hooks are not traced reliably by a graph compiled before they were registered, so any
-forward hook on the model (GPM's activation records, GainLoRA's gates, branch and wavelet
-adapters) sends that call to the eager model instead; greedy decoding always runs eager.
+With ``model.compile`` each transformer block is compiled in place (``torch.compile`` with
+dynamic shapes, one block at a time: "regional" compilation). The blocks of a model share one
+class and one graph, so the compiler works on a single block instead of the whole unrolled
+model: the same fused kernels (norms, rotary embeddings, LoRA's scale-and-add, activations
+between the matrix products) for a fraction of the compile time, which is what a fresh
+machine's first run pays. Module hooks are not traced reliably by a graph compiled before they
+were registered, so a call made while any forward hook sits on the model (GPM's activation
+records, GainLoRA's gates, branch and wavelet adapters) runs eager (:func:`eager_execution`),
+and so does greedy decoding.
 """
 
 from __future__ import annotations
@@ -17,16 +20,20 @@ from __future__ import annotations
 import inspect
 import os
 import shutil
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Iterator
 
 import torch
 
 from ..config import RunConfig
 from ..data.collate import IGNORE, Batch, Encoder
 from ..errors import ModelError
-from .adapter import Adapter, State, attach_lora, frozen_parameter_names, init_lora_weights
+from .adapter import SKIP_MODULES, Adapter, State, attach_lora, frozen_parameter_names, init_lora_weights
 from .backbone import Backbone, load_backbone
+
+# Names of the module list that holds a causal LM's transformer blocks, across architectures.
+BLOCK_LISTS = ("layers", "h", "blocks", "layer")
 
 
 @dataclass
@@ -37,7 +44,7 @@ class Learner:
     encoder: Encoder
     init_state: State
     keeps_logits: bool = False  # the model's forward takes ``logits_to_keep``
-    compiled: Callable | None = None  # torch.compile of the model's forward (model.compile)
+    compiled: bool = False  # the transformer blocks run through torch.compile (model.compile)
     # the modules a method may hook (all of them when the adapter is attached: every hook a
     # method sets sits on the model, a layer or a LoRA factor), listed once for a cheap check
     hookable: list[torch.nn.Module] = field(default_factory=list, repr=False)
@@ -74,9 +81,9 @@ class Learner:
 
     def _forward(self, **inputs):
         """One batch forward without a KV cache: compiled where configured and no hook is set."""
-        if self.compiled is not None and not has_forward_hooks(self.hookable or self.model.modules()):
-            return self.compiled(use_cache=False, **inputs)
-        return self.model(use_cache=False, **inputs)
+        hooked = self.compiled and has_forward_hooks(self.hookable or self.model.modules())
+        with eager_execution() if hooked else nullcontext():
+            return self.model(use_cache=False, **inputs)
 
     @torch.no_grad()
     def logits_under(self, state: State, batch: Batch) -> torch.Tensor:
@@ -97,6 +104,10 @@ class Learner:
         per new token: the same continuation up to float rounding in near-ties, for a cost that
         no longer grows with the prefix (what long rewrites on real models need).
         """
+        with eager_execution():  # one position at a time: shapes the compiled blocks never see
+            return self._greedy(prompt_ids, max_new_tokens, cache)
+
+    def _greedy(self, prompt_ids: list[int], max_new_tokens: int, cache: bool) -> list[int]:
         tokens = torch.tensor([prompt_ids], dtype=torch.long, device=self.device)
         out: list[int] = []
         past = None
@@ -145,15 +156,37 @@ def cpp_compiler() -> str | None:
     return None
 
 
-def compile_forward(model: torch.nn.Module, device: torch.device, setting: bool | str) -> Callable | None:
-    """``torch.compile`` of the model's forward as ``model.compile`` asks (``auto``: on the CPU
-    where a C++ compiler is installed), or None for eager execution."""
+@contextmanager
+def eager_execution() -> Iterator[None]:
+    """Run compiled modules eagerly inside this block (for calls with hooks, or odd shapes)."""
+    with torch.compiler.set_stance("force_eager"):
+        yield
+
+
+def transformer_blocks(model: torch.nn.Module) -> list[torch.nn.Module]:
+    """The repeated blocks of a causal LM: the children of its language model's layer list."""
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.ModuleList) and name.rsplit(".", 1)[-1] in BLOCK_LISTS \
+                and not SKIP_MODULES.search(name) and len(module) > 0:
+            return list(module)
+    return []
+
+
+def compile_blocks(model: torch.nn.Module, device: torch.device, setting: bool | str) -> bool:
+    """Compile each transformer block in place as ``model.compile`` asks (``auto``: on the CPU
+    where a C++ compiler is installed); whether anything was compiled."""
     if setting is False or (setting == "auto" and (device.type != "cpu" or cpp_compiler() is None)):
-        return None
+        return False
     if device.type == "cpu" and cpp_compiler() is None:
         raise ModelError("config key 'model.compile': compiling for the CPU needs a C++ compiler and none "
                          "was found (c++, g++ or $CXX); install one or set model.compile=false")
-    return torch.compile(model.forward, dynamic=True)
+    blocks = transformer_blocks(model)
+    if not blocks:
+        raise ModelError("config key 'model.compile': found no list of transformer blocks (a module list named "
+                         f"{', '.join(BLOCK_LISTS)}) to compile; set model.compile=false")
+    for block in blocks:
+        block.compile(dynamic=True)
+    return True
 
 
 def takes_logits_to_keep(model: torch.nn.Module) -> bool:
@@ -169,6 +202,6 @@ def build_learner(cfg: RunConfig) -> Learner:
     model.eval()
     adapter = Adapter(model, frozen_parameter_names(model))
     encoder = Encoder(backbone.tokenizer, cfg.stream.max_length, cfg.model.chat_template)
-    compiled = compile_forward(model, backbone.device, cfg.model.compile)
+    compiled = compile_blocks(model, backbone.device, cfg.model.compile)
     return Learner(backbone, model, adapter, encoder, adapter.state(), takes_logits_to_keep(model), compiled,
                    list(model.modules()))

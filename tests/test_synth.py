@@ -5,7 +5,7 @@ import pytest
 from tsr.data.sources import load_stream
 from tsr.errors import ConfigError
 from tsr.synth.corpus import corpus_text
-from tsr.synth.lexicon import ADJECTIVES, LABEL_WORDS, NOUNS, RARE_VERBS, Lexicon
+from tsr.synth.lexicon import ADJECTIVES, LABEL_TONE, LABEL_WORDS, NOUNS, RARE_VERBS, Lexicon
 from tsr.synth.spec import SynthSpec, SynthTask, load_spec, relation_table
 from tsr.synth.streams import SYNTH_NUMGLUE, SYNTH_TRACE, build_stream
 
@@ -30,7 +30,8 @@ def test_designed_relations_of_synth_trace():
     rel = relation_table(SYNTH_TRACE)
     assert rel["policy"]["stance"] == rel["stance"]["policy"] == "partner"
     assert rel["irony"]["stance"] == rel["stance"]["irony"] == "conflict"
-    assert rel["irony"]["policy"] == "partner"
+    # irony names the positive side with a negative word: policy's tones contradict it too
+    assert rel["irony"]["policy"] == rel["policy"]["irony"] == "conflict"
     assert rel["arith-cm"]["arith-ds"] == rel["arith-ds"]["arith-cm"] == "partner"
     for gen in ("summary", "code", "simplify"):
         assert set(rel[gen].values()) == {"unrelated"}
@@ -58,6 +59,12 @@ def test_labels_follow_the_balance_rule():
         assert ex.answer == " " + {"positive": "hawk", "negative": "dove", "neutral": "still"}[rule(ex.prompt)]
     # TRACE-style prompts name the options; all three classes occur
     assert "Options: favor, against, none." in stance.pool[0].prompt
+    # irony: stance's sentence and options, an instruction one word apart; policy: the same
+    # sentence under its own instruction and label words
+    assert all("Options: favor, against, none." in ex.prompt and "really" in ex.prompt for ex in irony.pool[:20])
+    body = lambda ex: re.sub(r"\d", "#", ex.prompt.split("Input: ")[1].split(" meeting")[1])  # noqa: E731
+    assert {body(ex) for ex in stance.pool[:50]} == {body(ex) for ex in policy.pool[:50]} == \
+        {body(ex) for ex in irony.pool[:50]}
     assert {ex.answer for ex in stance.pool} == {" favor", " against", " none"}
 
 
@@ -139,6 +146,15 @@ def test_pretraining_corpus_conveys_connotations_but_no_rule():
     assert abs(familiar_match - (CLEAR + (1 - CLEAR) / 3)) < 0.06
     assert abs(rare_match - (FAINT + (1 - FAINT) / 3)) < 0.08
     assert len(lex.familiar) == len(ADJECTIVES) // 2
+    # label words that carry a tone follow reactions of that tone; a random pick matches 2 in 6
+    said = collections.Counter()
+    for t in texts:
+        for tone, verb in REACTIONS.items():
+            for word, word_tone in LABEL_TONE.items():
+                said[word_tone == tone] += t.count(f"{verb} and said {word}.") + t.count(f"said {word} and {verb}.")
+    assert sum(said.values()) > 200
+    assert abs(said[True] / sum(said.values()) - (CLEAR + (1 - CLEAR) * 2 / 6)) < 0.04
+    assert {w for w in LABEL_TONE} < set(LABEL_WORDS)
     # no two numbers are ever added; rare verbs occur as ordinary words
     assert " plus " not in joined and "+ _" not in joined
     assert set(RARE_VERBS) <= set(joined.replace(".", " ").split())
@@ -198,6 +214,12 @@ def test_balance_relations_follow_margin_and_labels(tmp_path):
     wider = SynthTask("d", "balance", "votes", labels=labels, margin=4)
     rel = relation_table(SynthSpec("x", [base, swapped, other_words, wider]))
     assert rel["b"]["a"] == "conflict" and rel["c"]["a"] == "partner" and rel["d"]["a"] == "unrelated"
+    # no shared word, but the words' tones disagree (hawk is positive, dove negative): conflict
+    assert rel["b"]["c"] == rel["c"]["b"] == "conflict"
+    toneless = SynthTask("e", "balance", "rates", labels={"positive": "more", "negative": "less", "neutral": "same"})
+    flipped = SynthTask("f", "balance", "rates", labels={"positive": "dove", "negative": "hawk", "neutral": "same"})
+    rel = relation_table(SynthSpec("y", [base, toneless, flipped]))
+    assert rel["e"]["a"] == "partner" and rel["f"]["a"] == "conflict" and rel["f"]["e"] == "partner"
     with pytest.raises(ConfigError, match="unknown config key 'stream.options.colour'"):
         load_stream("synth-trace", options={"colour": 1})
 

@@ -31,10 +31,11 @@ PRESET_DIR = "presets"
 class ModelConfig:
     """Backbone: ``path`` is ``bundled`` (the package's tiny base), a local folder or a hub id.
 
-    ``compile`` runs the model's forward (and so its backward) through ``torch.compile`` with
-    dynamic shapes (see :mod:`tsr.model.learner`): one compilation per process, then fused
-    kernels; results agree with eager execution to float rounding, not bit for bit. ``auto``
-    compiles on the CPU where a C++ compiler is installed and runs eager everywhere else.
+    ``compile`` runs each transformer block (forward and backward) through ``torch.compile``
+    with dynamic shapes (see :mod:`tsr.model.learner`): one compilation of one block per
+    process, then fused kernels; results agree with eager execution to float rounding, not bit
+    for bit. ``auto`` compiles on the CPU where a C++ compiler is installed and runs eager
+    everywhere else.
     """
 
     path: str = "bundled"

@@ -7,7 +7,12 @@ comparing two numbers, looking up pretraining-only word attributes ...). It neve
 benchmark's rules: no two numbers are ever added, no count is ever weighed against another
 to name a stance, and the benchmark's label words occur only inside ordinary sentences,
 never as an answer. Adjectives carry a connotation (the reactions they cause: clearly for
-half of them, faintly for the rest), the raw material a ``polarity`` task can build on.
+half of them, faintly for the rest), the raw material a ``polarity`` task can build on, and
+six label words carry a tone (people who smile say `favor` or `hawk`, people who frown
+`against` or `dove`, people who shrug `none` or `still`), as ordinary text gives answer
+words a meaning: two label sets with the same tones read as one, which is what lets a
+partner with other label words pass on a rule, and what makes a source that swaps the tones
+a conflict.
 """
 
 from __future__ import annotations
@@ -15,8 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from .families import pick, prompt
-from .lexicon import (ADJECTIVES, CARRY, JERSEYS, LABEL_WORDS, LEVELS, MONTHS, NAMES, NOUNS, NUMBER_WORDS, PLACES,
-                      RARE_VERBS, REACTIONS, VERBS, Lexicon)
+from .lexicon import (ADJECTIVES, CARRY, JERSEYS, LABEL_TONE, LABEL_WORDS, LEVELS, MONTHS, NAMES, NOUNS,
+                      NUMBER_WORDS, PLACES, RARE_VERBS, REACTIONS, TONES, VERBS, Lexicon)
 
 # How often a reaction follows an adjective's tone: clearly for the familiar half of the
 # adjectives, faintly for the other half (chance would be 1/3).
@@ -43,6 +48,21 @@ def reaction(rng: Rng, lex: Lexicon) -> str:
     if rng.random() < 0.5:
         return f"The {noun} was {adj}, so {name} {verb}."
     return f"{name} {verb} because the {noun} at the {pick(rng, PLACES)} looked {adj}."
+
+
+def saying(rng: Rng) -> str:
+    """A sentence in which someone reacts and says a label word that usually carries the
+    reaction's tone (``LABEL_TONE``): what gives `favor` and `hawk` one meaning."""
+    tone = pick(rng, TONES)
+    verb = REACTIONS[tone]
+    words = [w for w, t in LABEL_TONE.items() if t == tone] if rng.random() < CLEAR else list(LABEL_TONE)
+    label, name, name2 = pick(rng, tuple(words)), pick(rng, NAMES), pick(rng, NAMES)
+    shape = int(rng.integers(3))
+    if shape == 0:
+        return f"{name} {verb} and said {label}."
+    if shape == 1:
+        return f"{name} said {label} and {verb}."
+    return f"When {name} {verb}, {name2} said {label} too."
 
 
 def sentence(rng: Rng, lex: Lexicon | None = None) -> str:
@@ -79,7 +99,7 @@ def sentence(rng: Rng, lex: Lexicon | None = None) -> str:
         f"The word {label} was written on the {adj} {noun}.",
         f"{name} said {label} twice near the {place}.",
         f"There was a {label} sign by the {noun}.",
-    )) if shape == 10 else f"{name} and {name2} talked about {label} and the {noun}."
+    )) if shape == 10 else saying(rng)
 
 
 def _words(rng: Rng, k: int) -> list[str]:

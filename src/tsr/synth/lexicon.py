@@ -70,6 +70,11 @@ TONES = ("positive", "negative", "neutral")
 # the *familiar* adjectives a connotation, as ordinary text gives words their sentiment.
 REACTIONS = {"positive": "smiled", "negative": "frowned", "neutral": "shrugged"}
 KINDS = ("tool", "food", "animal")
+# The tone a label word carries in the pretraining corpus (people who smile say `favor` or
+# `hawk`), as ordinary text gives answer words a meaning: two label sets whose words carry the
+# same tones name the same classes, and a set that swaps them contradicts both.
+LABEL_TONE = {"favor": "positive", "hawk": "positive", "against": "negative", "dove": "negative",
+              "none": "neutral", "still": "neutral"}
 
 
 @dataclass(frozen=True)

@@ -18,10 +18,14 @@ label words; the relations between tasks follow from the config (:func:`relation
 Relations (for every ordered pair of tasks):
 
 ``partner``   same family and same hidden content (the same attribute, the same margin of a
-              balance rule, or the arithmetic core) and no label word used for two different
-              classes: the source carries the target's latent rule.
+              balance rule, or the arithmetic core), no label word used for two different
+              classes, and no class named by words of two different tones: the source carries
+              the target's latent rule.
 ``conflict``  same family and hidden content, but a label word the two tasks assign to different
-              classes: on the same kind of input the source teaches the opposite answer.
+              classes, or a class the two tasks name with words of different tones (the tones
+              the pretraining corpus gives label words, ``LABEL_TONE``: `favor` and `hawk` are
+              positive, `against` and `dove` negative): on the same kind of input the source
+              teaches the opposite answer.
 ``unrelated`` anything else.
 """
 
@@ -36,7 +40,7 @@ import yaml
 from ..errors import ConfigError
 from ..schema import build, require
 from .families import FAMILIES
-from .lexicon import LABEL_WORDS, TONES, KINDS
+from .lexicon import KINDS, LABEL_TONE, LABEL_WORDS, TONES
 
 ATTRIBUTES = {"tone": TONES, "kind": KINDS}
 RELATIONS = ("partner", "conflict", "unrelated")
@@ -150,6 +154,10 @@ def relation(source: SynthTask, target: SynthTask) -> str:
         src_class = {w: c for c, w in source.labels.items()}
         tgt_class = {w: c for c, w in target.labels.items()}
         if any(src_class[w] != tgt_class[w] for w in shared):
+            return "conflict"
+        tones = [(LABEL_TONE.get(source.labels[c]), LABEL_TONE.get(target.labels[c]))
+                 for c in source.labels if c in target.labels]
+        if any(a is not None and b is not None and a != b for a, b in tones):
             return "conflict"
     return "partner"
 

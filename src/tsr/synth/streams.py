@@ -3,12 +3,13 @@
 ``synth-trace`` mirrors TRACE-8: five classification and three generation tasks, in TRACE's
 order of task types (stance, policy, summary, code, a science-QA slot, two arithmetic tasks,
 simplification). Its designed relations: ``stance`` and ``policy`` share one latent rule (which
-of two counts is larger by at least two, or neither) under different templates and label
-words (a semantic pair); ``irony`` applies the same rule to ``stance``'s inputs with its label
-words for the two sides swapped and an instruction one word apart (the conflicting source of
-``stance``, and a trap for signatures that only see answer vocabulary); ``arith-cm`` and
-``arith-ds`` share the arithmetic core (the second pair); the generation tasks are unrelated
-to every other task.
+of two counts is larger by at least two, or neither) under different instructions and label
+words whose tones agree (a semantic pair); ``irony`` applies the same rule to ``stance``'s
+inputs with stance's options and the two sides' words swapped, under an instruction one word
+apart (the conflicting source of ``stance``, and of ``policy`` through the label words' tones;
+a trap for signatures that only see answer vocabulary); ``arith-cm`` and ``arith-ds`` share
+the arithmetic core (the second pair); the generation tasks are unrelated to every other
+task.
 
 ``synth-numglue`` mirrors NumGLUE-8: one arithmetic core (single-digit addition) in eight
 formats, so every task is every other task's partner.
@@ -30,11 +31,12 @@ from .spec import SynthSpec, SynthTask, load_spec, relation_table
 
 TONE_STANCE = {"positive": "favor", "negative": "against", "neutral": "none"}
 TONE_POLICY = {"positive": "hawk", "negative": "dove", "neutral": "still"}
-TONE_IRONY = {"positive": "against", "negative": "favor", "neutral": "none"}
+# irony lists stance's options in stance's order ("favor, against, none") and swaps the sides
+TONE_IRONY = {"negative": "favor", "positive": "against", "neutral": "none"}
 
 SYNTH_TRACE = SynthSpec("synth-trace", [
     SynthTask("stance", "balance", "backing", labels=TONE_STANCE),
-    SynthTask("policy", "balance", "rates", labels=TONE_POLICY),
+    SynthTask("policy", "balance", "backing_council", labels=TONE_POLICY),
     SynthTask("summary", "extraction", "report"),
     SynthTask("code", "code", "loops"),
     SynthTask("irony", "balance", "backing_really", labels=TONE_IRONY),

@@ -37,7 +37,9 @@ ATTENTION_TARGETS: dict[str, tuple[str, ...]] = {
 }
 # Sub-models whose projections must not get the language adapter (multimodal checkpoints).
 SKIP_MODULES = re.compile(r"(^|\.)(vision_tower|vision_model|audio_tower|multi_modal_projector|visual)(\.|$)")
-_LAYER = re.compile(r"\.(?:layers|h|blocks|layer)\.(\d+)\.")
+# Names of the module list that holds a causal LM's transformer blocks, across architectures.
+BLOCK_LISTS = ("layers", "h", "blocks", "layer")
+_LAYER = re.compile(r"\.(?:" + "|".join(BLOCK_LISTS) + r")\.(\d+)\.")
 
 
 def layer_index(name: str) -> int | None:

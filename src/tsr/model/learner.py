@@ -29,11 +29,8 @@ import torch
 from ..config import RunConfig
 from ..data.collate import IGNORE, Batch, Encoder
 from ..errors import ModelError
-from .adapter import SKIP_MODULES, Adapter, State, attach_lora, frozen_parameter_names, init_lora_weights
+from .adapter import BLOCK_LISTS, SKIP_MODULES, Adapter, State, attach_lora, frozen_parameter_names, init_lora_weights
 from .backbone import Backbone, load_backbone
-
-# Names of the module list that holds a causal LM's transformer blocks, across architectures.
-BLOCK_LISTS = ("layers", "h", "blocks", "layer")
 
 
 @dataclass

@@ -121,3 +121,21 @@ def test_compare_runs_a_grid_and_reuses_finished_runs(tiny_model, toy_stream, tm
     assert main(args) == 0  # nothing is retrained
     assert stamps == {p: (p / "results.json").stat().st_mtime_ns for p in runs}
     assert main(["compare", "paper", "--methods", "seqft,nope"]) == 2
+
+
+def test_a_run_on_changed_data_is_refused_not_reported(tiny_model, tmp_path, capsys):
+    """Same config, other examples: the finished run's results belong to the old data."""
+    from toy import write_toy_stream
+
+    stream = write_toy_stream(tmp_path / "data")
+    args = small(tiny_model, stream, tmp_path, "name=d", "--quiet")
+    assert main(["run", "paper", *args]) == 0
+    assert main(["run", "paper", *args]) == 0  # unchanged data: reported from the saved run
+    capsys.readouterr()
+    test = tmp_path / "data" / "parity" / "test.jsonl"
+    test.write_text(test.read_text().replace('"answer": " yes"', '"answer": " no"', 1))
+    before = {p: p.stat().st_mtime_ns for p in (tmp_path / "d").rglob("*")}
+    assert main(["run", "paper", *args]) == 2
+    err = capsys.readouterr().err
+    assert "other data" in err and "Traceback" not in err
+    assert before == {p: p.stat().st_mtime_ns for p in (tmp_path / "d").rglob("*")}

@@ -129,3 +129,23 @@ def test_exposure_matched_matrix_is_reported_when_target_arms_have_the_half_step
     assert "Exposure-matched" in (tmp_path / "p" / "exposure-matched.md").read_text()
     assert (tmp_path / "p" / "curves.png").stat().st_size > 1000
     assert [s for s, _, _ in report["curves"]["parity"]["target"]] == [2, 4]
+
+
+def test_probe_folder_refuses_arms_of_other_data(tiny_model, tmp_path):
+    """The config is the same but the stream's examples changed: the old arms must not be mixed in."""
+    from toy import write_toy_stream
+
+    from tsr.errors import ConfigError
+
+    spec = write_toy_stream(tmp_path / "data")
+    cfg = load_config("paper", [f"model.path={tiny_model}", f"stream.source={spec}", "train.steps=2",
+                                "stream.budget=3", "stream.test_cap=4", "stream.max_length=48", "model.threads=1"])
+    jobs = plan_jobs(load_probe_stream(cfg), [0], targets=["parity"], arms=["target"])
+    assert len(run_probe(cfg, jobs, tmp_path / "p")) == 1
+    write_toy_stream(tmp_path / "data", seed=1)  # same files, other examples
+    try:
+        run_probe(cfg, jobs, tmp_path / "p")
+    except ConfigError as err:
+        assert "other data" in str(err)
+    else:
+        raise AssertionError("arms of other data were accepted")

@@ -160,7 +160,7 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
             if not err.is_terminal and (done % 10 == 0 or done == total):
                 err.print(f"  {done}/{total} arms")
 
-        arms = pr.run_probe(cfg, jobs, out, args.workers, progress, _csv(args.checkpoints, int) or ())
+        arms = pr.run_probe(cfg, jobs, out, args.workers, progress, _csv(args.checkpoints, int) or (), stream)
     if args.report_at is not None and args.report_at != cfg.train.steps:
         arms = arms_at(arms, args.report_at, cfg.train.steps)
         if not arms:

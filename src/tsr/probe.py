@@ -196,9 +196,9 @@ def _saved(path: Path, checkpoints: tuple[int, ...]) -> bool:
 
 def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
               progress: Callable[[dict, int, int], None] | None = None,
-              checkpoints: Iterable[int] = ()) -> list[dict]:
+              checkpoints: Iterable[int] = (), stream: Stream | None = None) -> list[dict]:
     """Run the jobs not yet saved under ``out/arms`` (each also scored after ``checkpoints``
-    steps); return every result saved there."""
+    steps); return every result saved there. ``stream`` is ``cfg``'s stream, if already loaded."""
     checkpoints = tuple(sorted(set(checkpoints)))
     bad = [s for s in checkpoints if not 1 <= s < cfg.train.steps]
     if bad:
@@ -210,8 +210,15 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
         # arms of two configs must never be mixed in one matrix
         raise ConfigError(f"{out}: holds probe arms of a different config (see its config.yaml); "
                           "choose another --out")
+    digest = (stream or load_probe_stream(cfg)).digest()
+    data = Path(out) / "data.json"
+    if data.is_file() and json.loads(data.read_text(encoding="utf-8")).get("digest") != digest:
+        # the same config over other examples (a changed generator or data files)
+        raise ConfigError(f"{out}: holds probe arms of other data (the stream's examples differ from "
+                          f"those its arms were trained on; see {data.name}); choose another --out")
     arms_dir.mkdir(parents=True, exist_ok=True)
     write_text(saved, config_text)
+    write_json(data, {"stream": cfg.stream.source, "digest": digest})
     todo = [j for j in jobs if not _saved(arms_dir / f"{j.key}.json", checkpoints)]
     done = len(jobs) - len(todo)
     if todo:

@@ -63,11 +63,18 @@ class RunDir:
         except (OSError, ValueError) as err:
             raise RunError(f"{self.path / 'run.json'}: unreadable run metadata ({err})") from None
 
-    def verify(self, fingerprint: str) -> None:
-        found = self.meta().get("fingerprint")
+    def verify(self, fingerprint: str, data_digest: str | None = None) -> None:
+        meta = self.meta()
+        found = meta.get("fingerprint")
         if found != fingerprint:
             raise RunError(f"{self.path}: holds a run of a different config (fingerprint {found}, "
                            f"this config {fingerprint}); set `name=` or `out_dir=` to start a new run")
+        # runs made before the digest was recorded cannot be checked
+        recorded = meta.get("data_digest")
+        if data_digest is not None and recorded is not None and recorded != data_digest:
+            raise RunError(f"{self.path}: holds a run of this config on other data (the stream's examples "
+                           f"changed since: data digest {recorded}, now {data_digest}); set `name=` or "
+                           "`out_dir=` to start a new run")
 
     def create(self, config_yaml: str, meta: dict[str, Any]) -> None:
         if self.path.exists() and any(self.path.iterdir()):

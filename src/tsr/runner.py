@@ -85,12 +85,12 @@ def execute(cfg: RunConfig, report: Reporter | None = None) -> Outcome:
     method = spec.build()
     method.setup(learner)
     if run.exists():
-        run.verify(fingerprint)
+        run.verify(fingerprint, stream.digest())
         if run.is_finished():
             return Outcome(run, load_results(run.results_path), len(stream), True)
         checkpoint = run.load_checkpoint()
     else:
-        run.create(dump_yaml(cfg), {"fingerprint": fingerprint, "stream": stream.name,
+        run.create(dump_yaml(cfg), {"fingerprint": fingerprint, "data_digest": stream.digest(), "stream": stream.name,
                                     "tasks": stream.names, "method": spec.name, "seed": cfg.seed})
         checkpoint = None
     if checkpoint is None:

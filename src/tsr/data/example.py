@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterator, Mapping, Sequence
@@ -79,6 +81,16 @@ class Stream:
         if dupes:
             raise DataError(f"stream {self.name!r}: duplicate task names {dupes}")
         object.__setattr__(self, "tasks", tuple(self.tasks))
+
+    def digest(self) -> str:
+        """A short hash of every task's name, kind, labels, pool and test set, in stream order:
+        runs and probe arms record it so that work done on other data is never mixed in."""
+        h = hashlib.sha256()
+        for t in self.tasks:
+            rows = [t.name, t.kind.value, t.labels, [[e.prompt, e.answer] for e in t.pool],
+                    [[e.prompt, e.answer] for e in t.test]]
+            h.update(json.dumps(rows, ensure_ascii=False).encode("utf-8"))
+        return h.hexdigest()[:16]
 
     def __len__(self) -> int:
         return len(self.tasks)

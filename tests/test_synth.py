@@ -30,8 +30,9 @@ def test_designed_relations_of_synth_trace():
     rel = relation_table(SYNTH_TRACE)
     assert rel["policy"]["stance"] == rel["stance"]["policy"] == "partner"
     assert rel["irony"]["stance"] == rel["stance"]["irony"] == "conflict"
-    # irony names the positive side with a negative word: policy's tones contradict it too
-    assert rel["irony"]["policy"] == rel["policy"]["irony"] == "conflict"
+    # irony names the positive side with a negative word, policy with a positive one, in words
+    # the two do not share: a contrast, reported without a designed sign
+    assert rel["irony"]["policy"] == rel["policy"]["irony"] == "contrast"
     assert rel["arith-cm"]["arith-ds"] == rel["arith-ds"]["arith-cm"] == "partner"
     for gen in ("summary", "code", "simplify"):
         assert set(rel[gen].values()) == {"unrelated"}
@@ -214,12 +215,15 @@ def test_balance_relations_follow_margin_and_labels(tmp_path):
     wider = SynthTask("d", "balance", "votes", labels=labels, margin=4)
     rel = relation_table(SynthSpec("x", [base, swapped, other_words, wider]))
     assert rel["b"]["a"] == "conflict" and rel["c"]["a"] == "partner" and rel["d"]["a"] == "unrelated"
-    # no shared word, but the words' tones disagree (hawk is positive, dove negative): conflict
-    assert rel["b"]["c"] == rel["c"]["b"] == "conflict"
+    # no shared word, but the words' tones disagree (hawk is positive, dove negative): contrast
+    assert rel["b"]["c"] == rel["c"]["b"] == "contrast"
     toneless = SynthTask("e", "balance", "rates", labels={"positive": "more", "negative": "less", "neutral": "same"})
     flipped = SynthTask("f", "balance", "rates", labels={"positive": "dove", "negative": "hawk", "neutral": "same"})
     rel = relation_table(SynthSpec("y", [base, toneless, flipped]))
-    assert rel["e"]["a"] == "partner" and rel["f"]["a"] == "conflict" and rel["f"]["e"] == "partner"
+    assert rel["e"]["a"] == "partner" and rel["f"]["a"] == "contrast" and rel["f"]["e"] == "partner"
+    # a shared word for two classes is a conflict whatever the tones of the other words
+    mixed = SynthTask("g", "balance", "rates", labels={"positive": "hawk", "negative": "none", "neutral": "same"})
+    assert relation_table(SynthSpec("z", [base, mixed]))["g"]["a"] == "conflict"
     with pytest.raises(ConfigError, match="unknown config key 'stream.options.colour'"):
         load_stream("synth-trace", options={"colour": 1})
 

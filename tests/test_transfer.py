@@ -56,6 +56,14 @@ def test_relation_checks():
     assert not row["partners"]["u"]["pass"]
     md = relations_markdown([row])
     assert "| t | p | partner | u |" in md and "| FAIL |" in md and "| conflict | c |" in md
+    # a contrast is reported with its measured benefit but neither passes nor fails, and is not
+    # counted among the unrelated sources
+    relations = {"p": {"t": "partner"}, "c": {"t": "contrast"}, "u": {"t": "unrelated"}}
+    (row,) = check_relations(m, kinds, relations)
+    assert row["contrasts"]["c"]["pass"] is None and row["contrasts"]["c"]["benefit"] == pytest.approx(-0.2)
+    assert not row["conflicts"]
+    assert row["unrelated"]["mean_abs_benefit"] == pytest.approx(abs(m["t"]["u"]["mean"]))
+    assert "| contrast | c | -0.200 ± 0.000 | — (no designed sign) |" in relations_markdown([row])
 
 
 def test_arms_at_reads_checkpoints_and_drops_arms_without_one():

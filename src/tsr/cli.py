@@ -189,6 +189,7 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     for row in report.get("relation_checks", []):
         parts = [f"partner {s}: {'ok' if v['pass'] else 'FAIL'}" for s, v in row["partners"].items()]
         parts += [f"conflict {s}: {'ok' if v['pass'] else 'FAIL'}" for s, v in row["conflicts"].items()]
+        parts += [f"contrast {s}: {v['benefit']:+.3f}" for s, v in row.get("contrasts", {}).items()]
         if "unrelated" in row:
             parts.append(f"unrelated: {'ok' if row['unrelated']['pass'] else 'FAIL'}")
         console.print(f"  {row['target']}: best {row['best']}; " + "; ".join(parts))

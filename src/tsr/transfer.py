@@ -136,7 +136,8 @@ def check_relations(matrix: dict[str, dict[str, dict]], kinds: dict[str, str],
     - a conflict passes if it is significantly harmful: its benefit plus two standard errors
       is still below zero;
     - the unrelated sources pass if their mean absolute benefit is smaller than the mean
-      benefit of the partners.
+      benefit of the partners;
+    - a contrast has no designed sign: it is listed with ``pass`` None.
     """
     best = column_best(matrix, kinds)
     rows = []
@@ -145,17 +146,20 @@ def check_relations(matrix: dict[str, dict[str, dict]], kinds: dict[str, str],
         rel = {s: relations.get(s, {}).get(target, "unrelated") for s in cells}
         partners = [s for s in cells if rel[s] == "partner"]
         conflicts = [s for s in cells if rel[s] == "conflict"]
+        contrasts = [s for s in cells if rel[s] == "contrast"]
         unrelated = [s for s in cells if rel[s] == "unrelated"]
-        if not partners and not conflicts:
+        if not partners and not conflicts and not contrasts:
             continue
         top = benefit(cells[best[target]]["mean"], kind)
-        row = {"target": target, "best": best[target], "partners": {}, "conflicts": {}}
+        row = {"target": target, "best": best[target], "partners": {}, "conflicts": {}, "contrasts": {}}
         for s in partners:
             b, se = benefit(cells[s]["mean"], kind), cells[s]["se"]
             row["partners"][s] = {"benefit": b, "se": se, "pass": s == best[target] or top - b <= se}
         for s in conflicts:
             b, se = benefit(cells[s]["mean"], kind), cells[s]["se"]
             row["conflicts"][s] = {"benefit": b, "se": se, "pass": b + 2 * se < 0}
+        for s in contrasts:
+            row["contrasts"][s] = {"benefit": benefit(cells[s]["mean"], kind), "se": cells[s]["se"], "pass": None}
         if partners and unrelated:
             u = statistics.fmean(abs(benefit(cells[s]["mean"], kind)) for s in unrelated)
             p = statistics.fmean(benefit(cells[s]["mean"], kind) for s in partners)
@@ -202,9 +206,10 @@ def matrix_csv(matrix: dict[str, dict[str, dict]], kinds: dict[str, str]) -> str
 def relations_markdown(rows: list[dict]) -> str:
     """The designed relations against the measured matrix, one line per designed cell."""
     lines = ["| target | best source | designed | source | benefit ± se | check |", "|---|---|---|---|---|---|"]
-    mark = {True: "pass", False: "FAIL"}
+    mark = {True: "pass", False: "FAIL", None: "— (no designed sign)"}
     for row in rows:
-        for relation, cells in (("partner", row["partners"]), ("conflict", row["conflicts"])):
+        for relation, cells in (("partner", row["partners"]), ("conflict", row["conflicts"]),
+                                ("contrast", row.get("contrasts", {}))):
             for source, c in cells.items():
                 lines.append(f"| {row['target']} | {row['best']} | {relation} | {source} | {_f(c['benefit'])} ± "
                              f"{_f(c['se'], False)} | {mark[c['pass']]} |")

@@ -21,11 +21,15 @@ Relations (for every ordered pair of tasks):
               balance rule, or the arithmetic core), no label word used for two different
               classes, and no class named by words of two different tones: the source carries
               the target's latent rule.
-``conflict``  same family and hidden content, but a label word the two tasks assign to different
-              classes, or a class the two tasks name with words of different tones (the tones
-              the pretraining corpus gives label words, ``LABEL_TONE``: `favor` and `hawk` are
-              positive, `against` and `dove` negative): on the same kind of input the source
-              teaches the opposite answer.
+``conflict``  same family and hidden content, and a label word the two tasks assign to different
+              classes: on the same kind of input the source teaches another answer in the
+              target's own words.
+``contrast``  same family and hidden content, no label word assigned to two classes, but a class
+              the two tasks name with words of opposite tones (the tones the pretraining corpus gives label words,
+              ``LABEL_TONE``: `favor` and `hawk` are positive, `against` and `dove` negative).
+              No sign is designed: on the bundled base such a source measured harmful to a
+              target that names classes by their tones and harmless (or helpful) to a target
+              that reverses them (docs/calibration.md), so it is reported, not checked.
 ``unrelated`` anything else.
 """
 
@@ -43,7 +47,7 @@ from .families import FAMILIES
 from .lexicon import KINDS, LABEL_TONE, LABEL_WORDS, TONES
 
 ATTRIBUTES = {"tone": TONES, "kind": KINDS}
-RELATIONS = ("partner", "conflict", "unrelated")
+RELATIONS = ("partner", "conflict", "contrast", "unrelated")
 
 
 @dataclass
@@ -158,7 +162,7 @@ def relation(source: SynthTask, target: SynthTask) -> str:
         tones = [(LABEL_TONE.get(source.labels[c]), LABEL_TONE.get(target.labels[c]))
                  for c in source.labels if c in target.labels]
         if any(a is not None and b is not None and a != b for a, b in tones):
-            return "conflict"
+            return "contrast"
     return "partner"
 
 

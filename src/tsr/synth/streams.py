@@ -6,8 +6,9 @@ simplification). Its designed relations: ``stance`` and ``policy`` share one lat
 of two counts is larger by at least two, or neither) under different instructions and label
 words whose tones agree (a semantic pair); ``irony`` applies the same rule to ``stance``'s
 inputs with stance's options and the two sides' words swapped, under an instruction one word
-apart (the conflicting source of ``stance``, and of ``policy`` through the label words' tones;
-a trap for signatures that only see answer vocabulary); ``arith-cm`` and ``arith-ds`` share
+apart (stance's conflicting source both ways, and a trap for signatures that only see answer
+vocabulary; with ``policy`` a contrast: opposed tones over distinct words, no designed sign);
+``arith-cm`` and ``arith-ds`` share
 the arithmetic core (the second pair); the generation tasks are unrelated to every other
 task.
 

@@ -253,3 +253,19 @@ def test_balance_counts_range_up_to_max_count(tmp_path):
 def test_unknown_stream_names_list_the_valid_ones():
     with pytest.raises(ConfigError, match="synth-trace"):
         load_stream("synth-tracee")
+
+
+def test_the_documented_relation_table_is_the_codes():
+    """docs/synthetic.md's table of synth-trace's designed relations is relation_table's."""
+    from pathlib import Path
+
+    text = (Path(__file__).parents[1] / "docs" / "synthetic.md").read_text(encoding="utf-8")
+    lines = text[text.index("| source \\ target |"):].splitlines()
+    targets = [c.strip() for c in lines[0].strip("|").split("|")[1:]]
+    documented = {}
+    for line in lines[2:]:
+        if not line.startswith("|"):
+            break
+        source, *cells = (c.strip() for c in line.strip("|").split("|"))
+        documented[source] = {t: c for t, c in zip(targets, cells) if c != "—"}
+    assert documented == relation_table(SYNTH_TRACE)

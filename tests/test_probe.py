@@ -41,6 +41,13 @@ def test_probe_runs_resumes_and_reports(tiny_model, toy_stream, tmp_path, capsys
     stamp = {p: p.stat().st_mtime_ns for p in arms}
     assert main(args) == 0
     assert stamp == {p: p.stat().st_mtime_ns for p in arms}
+    # a later command asking for one seed audits the signatures over every seed of the matrix
+    assert report["signatures"]["gradb"]["seeds"] == [0, 1]
+    one_seed = [a if a != "0,1" else "1" for a in args]
+    assert main(one_seed) == 0
+    again = json.loads((tmp_path / "p" / "report.json").read_text())
+    assert again["signatures"]["gradb"]["seeds"] == [0, 1]
+    assert again["signatures"]["gradb"]["cosine"] == report["signatures"]["gradb"]["cosine"]
     # the same folder with another config is refused, and nothing in it changes
     other = [a if a != "train.steps=3" else "train.steps=4" for a in args]
     assert main(other) == 2

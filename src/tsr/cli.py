@@ -177,7 +177,8 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
 
         kinds = {t.name: t.kind.value for t in stream}
         best = column_best(transfer_matrix(arms), kinds) if any(a["arm"] == "mixed" for a in arms) else {}
-        signatures = audit(build_learner(cfg), cfg, stream, seeds, best)
+        # over the seeds of the matrix the folder holds, not only those this command asked for
+        signatures = audit(build_learner(cfg), cfg, stream, sorted({a["seed"] for a in arms}), best)
     at_end = args.report_at is None or args.report_at == cfg.train.steps
     report = write_report(out, arms, stream, relations, signatures, cfg.train.steps if at_end else None)
     if "headroom" in report:

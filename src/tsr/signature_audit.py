@@ -57,7 +57,7 @@ def audit(learner: Learner, cfg: RunConfig, stream: Stream, seeds: list[int], be
         tables = [cosine_table(task_signatures(learner, cfg, stream, s, kind, probe_batches)) for s in seeds]
         mean = {t: {s: sum(tb[t][s] for tb in tables) / len(tables) for s in tables[0][t]} for t in tables[0]}
         hits = top1(mean, best)
-        report[kind] = {"cosine": mean, "top1": hits,
+        report[kind] = {"seeds": list(seeds), "cosine": mean, "top1": hits,
                         "hit_rate": f"{sum(h['hit'] for h in hits.values())}/{len(hits)}"}
     return report
 

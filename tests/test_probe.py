@@ -2,6 +2,8 @@
 
 import json
 
+import pytest
+
 from tsr.cli import main
 from tsr.config import load_config
 from tsr.probe import Job, arm_examples, load_probe_stream, plan_jobs, run_job, run_probe
@@ -150,9 +152,5 @@ def test_probe_folder_refuses_arms_of_other_data(tiny_model, tmp_path):
     jobs = plan_jobs(load_probe_stream(cfg), [0], targets=["parity"], arms=["target"])
     assert len(run_probe(cfg, jobs, tmp_path / "p")) == 1
     write_toy_stream(tmp_path / "data", seed=1)  # same files, other examples
-    try:
+    with pytest.raises(ConfigError, match="other data"):
         run_probe(cfg, jobs, tmp_path / "p")
-    except ConfigError as err:
-        assert "other data" in str(err)
-    else:
-        raise AssertionError("arms of other data were accepted")

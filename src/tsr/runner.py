@@ -81,16 +81,16 @@ def execute(cfg: RunConfig, report: Reporter | None = None) -> Outcome:
     plan, spec = prepare(cfg)
     cfg, stream, learner = plan.cfg, plan.stream, plan.learner
     run = RunDir(Path(cfg.out_dir) / run_name(cfg, stream, spec.name))
-    fingerprint = cfg.fingerprint()
+    fingerprint, data_digest = cfg.fingerprint(), stream.digest()
     method = spec.build()
     method.setup(learner)
     if run.exists():
-        run.verify(fingerprint, stream.digest())
+        run.verify(fingerprint, data_digest)
         if run.is_finished():
             return Outcome(run, load_results(run.results_path), len(stream), True)
         checkpoint = run.load_checkpoint()
     else:
-        run.create(dump_yaml(cfg), {"fingerprint": fingerprint, "data_digest": stream.digest(), "stream": stream.name,
+        run.create(dump_yaml(cfg), {"fingerprint": fingerprint, "data_digest": data_digest, "stream": stream.name,
                                     "tasks": stream.names, "method": spec.name, "seed": cfg.seed})
         checkpoint = None
     if checkpoint is None:

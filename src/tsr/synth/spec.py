@@ -25,8 +25,9 @@ Relations (for every ordered pair of tasks):
               classes: on the same kind of input the source teaches another answer in the
               target's own words.
 ``contrast``  same family and hidden content, no label word assigned to two classes, but a class
-              the two tasks name with words of opposite tones (the tones the pretraining corpus gives label words,
-              ``LABEL_TONE``: `favor` and `hawk` are positive, `against` and `dove` negative).
+              the two tasks name with words of opposite tones (the tones the pretraining
+              corpus gives label words, ``LABEL_TONE``: `favor` and `hawk` are positive,
+              `against` and `dove` negative).
               No sign is designed: on the bundled base such a source measured harmful to a
               target that names classes by their tones and harmless (or helpful) to a target
               that reverses them (docs/calibration.md), so it is reported, not checked.

@@ -34,7 +34,8 @@ import sys
 import tempfile
 import time
 
-TASKS = ["stance", "policy", "summary", "code", "irony", "arith-cm", "arith-ds", "simplify"]
+from tsr.synth.streams import SYNTH_TRACE
+
 VARIANTS = ("eager", "blocks", "whole")
 
 
@@ -82,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.one:
         print(json.dumps(one(args.one, args.extra)))
         return 0
-    common = [f"train.steps={args.steps}", f"stream.order=[{', '.join(TASKS[: args.tasks])}]",
+    names = [t.name for t in SYNTH_TRACE.tasks][: args.tasks]
+    common = [f"train.steps={args.steps}", f"stream.order=[{', '.join(names)}]",
               f"model.threads={args.threads}", "method.name=tsr", *args.extra]
     rows = []
     for variant in VARIANTS:

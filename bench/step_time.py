@@ -21,6 +21,7 @@ import time
 
 from tsr.config import load_config
 from tsr.runner import execute
+from tsr.synth.streams import SYNTH_TRACE
 
 
 class Timer:
@@ -60,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("extra", nargs="*", help="more key=value config overrides")
     args = ap.parse_args(argv)
-    names = ["stance", "policy", "summary", "code", "irony", "arith-cm", "arith-ds", "simplify"][: args.tasks]
+    names = [t.name for t in SYNTH_TRACE.tasks][: args.tasks]
     common = [f"train.steps={args.steps}", f"stream.order=[{', '.join(names)}]", "stream.test_cap=50",
               f"model.threads={args.threads}", *args.extra]
     arms = {"seqft": ["method.name=seqft"], "er": ["method.name=er"],

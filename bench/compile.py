@@ -34,7 +34,7 @@ import sys
 import tempfile
 import time
 
-from tsr.synth.streams import SYNTH_TRACE
+from tsr.data.synth.streams import SYNTH_TRACE
 
 VARIANTS = ("eager", "blocks", "whole")
 
@@ -46,7 +46,7 @@ def one(variant: str, overrides: list[str]) -> dict[str, float]:
     import tsr.model.learner as learner_module
     from step_time import Timer
     from tsr.config import load_config
-    from tsr.runner import execute
+    from tsr.engine.run import execute
 
     if variant == "whole":
         def whole_forward(model, device, setting):

@@ -4,7 +4,7 @@ Builds a random-weight model with the complete Qwen2.5-0.5B-Instruct configurati
 :mod:`tsr.model.presets` (24 layers, hidden 896, the full 151936-token vocabulary and LM
 head), pairs it with a tiny tokenizer trained here (it uses only the first few hundred ids,
 which changes nothing about the cost of a step), writes a synthetic two-task stream whose
-prompts are about ``--prompt-words`` words long, and runs it through ``tsr.runner.execute``
+prompts are about ``--prompt-words`` words long, and runs it through ``tsr.engine.run.execute``
 with the paper's settings (bf16 on CUDA, batch 4, LoRA r=16 on q/k/v/o). Prints training
 steps per second per task and, on CUDA, peak GPU memory. Random weights: the point is speed
 and memory, not accuracy.
@@ -149,7 +149,7 @@ def main(argv: list[str] | None = None) -> dict:
     from transformers.utils import logging as hf_logging
 
     from tsr.config import load_config
-    from tsr.runner import execute
+    from tsr.engine.run import execute
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     warnings.filterwarnings("ignore", category=FutureWarning)

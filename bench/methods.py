@@ -167,11 +167,11 @@ class Meter:
 
 def measure(name: str, model: Path, stream: Path, out: Path, args) -> dict:
     from tsr.config import load_config
-    from tsr.engine import run_stream
-    from tsr.memory import TaskMemory
-    from tsr.results import Results
-    from tsr.rundir import RunDir
-    from tsr.runner import prepare
+    from tsr.engine.loop import run_stream
+    from tsr.cl.memory import TaskMemory
+    from tsr.engine.results import Results
+    from tsr.engine.rundir import RunDir
+    from tsr.engine.run import prepare
 
     cuda = args.device.startswith("cuda")
     trim()

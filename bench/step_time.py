@@ -20,8 +20,8 @@ import tempfile
 import time
 
 from tsr.config import load_config
-from tsr.runner import execute
-from tsr.synth.streams import SYNTH_TRACE
+from tsr.engine.run import execute
+from tsr.data.synth.streams import SYNTH_TRACE
 
 
 class Timer:

@@ -21,7 +21,7 @@ def section(name: str) -> str:
 
 
 def source_section() -> str:
-    from tsr.methods import source
+    from tsr.methods import carrier_source as source
 
     return f"## Source choice (`param_init`, `l2_anchor`)\n\n{source.__doc__.strip()}\n"
 

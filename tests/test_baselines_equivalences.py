@@ -8,7 +8,7 @@ import pytest
 from safetensors.torch import load_file
 
 from tsr.config import load_config
-from tsr.runner import execute
+from tsr.engine.run import execute
 
 BASE = ["train.steps=8", "train.lr=3e-3", "stream.budget=12", "stream.replay_per_task=8",
         "stream.test_cap=10", "stream.max_length=48", "model.threads=1"]

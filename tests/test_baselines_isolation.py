@@ -9,15 +9,15 @@ import pytest
 import torch
 from torch import nn
 
-from tsr import branches, gating
+from tsr.model import branches, gating
 from tsr.cli import main
-from tsr.engine import run_stream
-from tsr.gpm import extend_basis, project_out, threshold_at, top_directions
-from tsr.memory import TaskMemory
-from tsr.results import Results
-from tsr.rundir import RunDir
-from tsr.runner import execute, prepare
-from tsr.wavelet import filtered, haar2d, ihaar2d
+from tsr.engine.loop import run_stream
+from tsr.cl.gpm import extend_basis, project_out, threshold_at, top_directions
+from tsr.cl.memory import TaskMemory
+from tsr.engine.results import Results
+from tsr.engine.rundir import RunDir
+from tsr.engine.run import execute, prepare
+from tsr.model.wavelet import filtered, haar2d, ihaar2d
 
 from test_engine_equivalences import final_adapter, matrices, same_adapter
 
@@ -241,7 +241,7 @@ def test_gainlora_gates_are_causal_and_ignore_padding(make_config, tmp_path):
 @pytest.mark.parametrize("name", ["olora", "gainlora", "deal"])
 def test_resume_rebuilds_the_grown_adapter(name, make_config, monkeypatch):
     """Crash on the third task: the checkpoint holds a grown structure that must be rebuilt."""
-    from tsr import engine
+    from tsr.engine import loop as engine
 
     args = (f"method.name={name}", "train.steps=4", "eval.all_tasks=true")  # zero-shot row included
     full = execute(make_config(*args, "name=full"))

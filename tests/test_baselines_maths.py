@@ -4,11 +4,11 @@ import numpy as np
 import pytest
 import torch
 
-from tsr.buffer import draw_buffer
+from tsr.cl.buffer import draw_buffer
 from tsr.data.collate import IGNORE
-from tsr.fisher import empirical_fisher, online_fisher, quadratic_penalty, squared_gradients
-from tsr.projection import agem_project, flatten, split_like
-from tsr.topk_logits import answer_positions, stack, topk_match, topk_rows
+from tsr.cl.fisher import empirical_fisher, online_fisher, quadratic_penalty, squared_gradients
+from tsr.cl.projection import agem_project, flatten, split_like
+from tsr.methods.derpp_logits import answer_positions, stack, topk_match, topk_rows
 
 
 # -- A-GEM projection ----------------------------------------------------------------------

@@ -7,13 +7,13 @@ import torch
 
 from tsr.data.collate import fit
 from tsr.data.example import Example
-from tsr.losses import kd_mask, masked_ce
-from tsr.memory import TaskMemory, TaskRecord
+from tsr.cl.losses import kd_mask, masked_ce
+from tsr.cl.memory import TaskMemory, TaskRecord
 from tsr.methods.context import TARGET, TaskContext
 from tsr.methods.sdft import REWRITE_PREFIX, agreed_answer, rewrite_prompt_ids
-from tsr.runner import execute, prepare
-from tsr.teacher import Teachers
-from tsr.topk_logits import topk_rows
+from tsr.engine.run import execute, prepare
+from tsr.cl.teachers import Teachers
+from tsr.methods.derpp_logits import topk_rows
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import shared_data
 from tsr.config import load_config
-from tsr.runner import execute
+from tsr.engine.run import execute
 
 pytestmark = pytest.mark.shared_data
 

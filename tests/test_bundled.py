@@ -8,7 +8,7 @@ from tsr.config import load_config
 from tsr.errors import ModelError
 from tsr.model import backbone
 from tsr.model.backbone import bundled_path, load_backbone
-from tsr.pretrain import PretrainConfig, weights_sha256
+from tsr.model.pretrain import PretrainConfig, weights_sha256
 from tsr.schema import to_plain
 
 
@@ -36,8 +36,8 @@ def test_bundled_tokenizer_encodes_any_text_losslessly(text):
 
 def test_bundled_base_does_not_know_the_benchmark_rules():
     """Zero-shot exact match of the base on synth-trace is zero on a sample of each task."""
-    from tsr.data.sources import load_stream
-    from tsr.evaluation import example_correct
+    from tsr.data.streams import load_stream
+    from tsr.engine.evaluation import example_correct
     from tsr.model.learner import build_learner
 
     learner = build_learner(load_config("default", ["model.compile=false"]))  # compiled: test_model.py

@@ -9,12 +9,12 @@ import math
 import pytest
 import torch
 
-from tsr.engine import run_stream
-from tsr.memory import TaskMemory
+from tsr.engine.loop import run_stream
+from tsr.cl.memory import TaskMemory
 from tsr.methods.registry import METHODS, PRESETS, method_names, resolve_method
-from tsr.results import Results
-from tsr.rundir import RunDir
-from tsr.runner import execute, prepare
+from tsr.engine.results import Results
+from tsr.engine.rundir import RunDir
+from tsr.engine.run import execute, prepare
 
 ALL = method_names()
 
@@ -67,7 +67,7 @@ def test_contract(name, make_config, tmp_path):
 
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_resume_equals_uninterrupted(name, make_config, monkeypatch):
-    from tsr import engine
+    from tsr.engine import loop as engine
 
     full = execute(make_config(f"method.name={name}", "train.steps=6", "name=full"))
     cfg = make_config(f"method.name={name}", "train.steps=6", "name=cut")

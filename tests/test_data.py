@@ -5,9 +5,9 @@ import pytest
 from tsr.data.example import Example, Stream, Task, TaskKind
 from tsr.data.jsonl import load_jsonl_task
 from tsr.data.orders import order_names
-from tsr.data.sources import load_stream
+from tsr.data.streams import load_stream
 from tsr.data.stream_spec import load_stream_file
-from tsr.data.trace import load_trace_task
+from tsr.data.benchmarks.trace import load_trace_task
 from tsr.errors import ConfigError, DataError
 
 

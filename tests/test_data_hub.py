@@ -6,8 +6,8 @@ import sys
 
 import pytest
 
-from tsr.data import hub
-from tsr.data.sources import load_stream
+from tsr.data.benchmarks import trace_hub as hub
+from tsr.data.streams import load_stream
 from tsr.errors import ConfigError, DataError
 
 

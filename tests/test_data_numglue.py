@@ -8,8 +8,8 @@ import math
 import pytest
 
 from conftest import shared_data
-from tsr.data.numglue import TYPES, normalise_number
-from tsr.data.sources import load_stream
+from tsr.data.benchmarks.numglue import TYPES, normalise_number
+from tsr.data.streams import load_stream
 from tsr.errors import ConfigError, DataError
 
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from conftest import shared_data
-from tsr.data.pp15 import GROUPS, ORDERS, complete_tasks
-from tsr.data.sources import load_stream
+from tsr.data.benchmarks.pp15 import GROUPS, ORDERS, complete_tasks
+from tsr.data.streams import load_stream
 from tsr.errors import ConfigError, DataError
 
 

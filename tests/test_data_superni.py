@@ -7,8 +7,8 @@ import json
 import pytest
 
 from conftest import shared_data
-from tsr.data.sources import load_stream
-from tsr.data.superni import CLASSIFICATION, ORDERS, pair_stream
+from tsr.data.streams import load_stream
+from tsr.data.benchmarks.superni import CLASSIFICATION, ORDERS, pair_stream
 from tsr.errors import ConfigError, DataError
 
 

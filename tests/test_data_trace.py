@@ -8,8 +8,8 @@ import pytest
 
 from conftest import shared_data
 from tsr.cli import main
-from tsr.data.sources import load_stream
-from tsr.data.trace import TRACE8
+from tsr.data.streams import load_stream
+from tsr.data.benchmarks.trace import TRACE8
 from tsr.errors import ConfigError, DataError
 
 pytestmark = pytest.mark.shared_data

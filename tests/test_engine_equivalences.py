@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from tsr.runner import execute
+from tsr.engine.run import execute
 
 
 def matrices(outcome):
@@ -74,7 +74,7 @@ def test_same_seed_same_results_other_seed_differs(make_config):
 
 @pytest.mark.parametrize("method", ["seqft", "er", "tsr"])
 def test_resume_equals_uninterrupted(make_config, method, monkeypatch):
-    from tsr import engine
+    from tsr.engine import loop as engine
 
     full = execute(make_config(f"method.name={method}", "name=full"))
     cfg = make_config(f"method.name={method}", "name=cut")

@@ -2,8 +2,8 @@
 
 import pytest
 
-from tsr.evaluation import evaluate, example_correct, greedy_decode
-from tsr.runner import execute, prepare
+from tsr.engine.evaluation import evaluate, example_correct, greedy_decode
+from tsr.engine.run import execute, prepare
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,9 @@ import torch
 import torch.nn.functional as F
 
 from tsr.data.collate import IGNORE
-from tsr.losses import kd_kl, kd_mask, masked_ce, token_nll
-from tsr.metrics import bwt, overall, plasticity, stream_metrics
-from tsr.routing import choose, cosine, route_weights
+from tsr.cl.losses import kd_kl, kd_mask, masked_ce, token_nll
+from tsr.engine.metrics import bwt, overall, plasticity, stream_metrics
+from tsr.cl.routing import choose, cosine, route_weights
 
 
 def test_masked_ce_matches_manual_next_token_loss():

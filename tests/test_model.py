@@ -81,16 +81,16 @@ def test_teacher_forward_leaves_trainable_state_grads_and_optimizer_untouched(ti
 
 
 def test_base_weights_are_bit_identical_after_training(make_config):
-    from tsr.runner import execute, prepare
+    from tsr.engine.run import execute, prepare
 
     plan, _ = prepare(make_config("method.name=tsr"))
     before = base_hash(plan.learner)
     # train through the same learner object the engine uses
-    from tsr.engine import run_stream
-    from tsr.memory import TaskMemory
+    from tsr.engine.loop import run_stream
+    from tsr.cl.memory import TaskMemory
     from tsr.methods.registry import resolve_method
-    from tsr.results import Results
-    from tsr.rundir import RunDir
+    from tsr.engine.results import Results
+    from tsr.engine.rundir import RunDir
 
     spec = resolve_method(plan.cfg.method)
     run = RunDir(plan.cfg.out_dir + "/base-check")
@@ -106,7 +106,7 @@ def test_answer_view_gives_the_full_sequence_losses_and_gradients(model_factory,
     """The answer view (head and loss on the positions from the first supervised prediction
     on) changes no loss over supervised positions, nor its gradient, nor exact match."""
     from tsr.data.collate import Encoded
-    from tsr.losses import kd_kl, kd_mask, masked_ce, token_nll
+    from tsr.cl.losses import kd_kl, kd_mask, masked_ce, token_nll
     from tsr.model.learner import first_answer_position
 
     learner = learner_for(model_factory(arch))
@@ -154,7 +154,7 @@ def test_first_answer_position_by_hand():
 
 
 def test_the_engine_optimiser_is_fused_adamw_with_the_per_tensor_update(tiny_model):
-    from tsr.engine import make_optimiser
+    from tsr.engine.loop import make_optimiser
 
     cfg = load_config("paper", [f"model.path={tiny_model}", "train.lr=1e-2", "train.weight_decay=0.1"])
     torch.manual_seed(0)
@@ -273,7 +273,7 @@ def test_compiled_learner_matches_eager_logits_and_gradients(tiny_model):
     """``model.compile=true``: the same logits and adapter gradients as eager execution, to
     float rounding, on two batch shapes (one compilation with dynamic shapes serves both)."""
     from tsr.data.collate import Encoded
-    from tsr.losses import masked_ce
+    from tsr.cl.losses import masked_ce
 
     _needs_cpp()
     eager, compiled = learner_for(tiny_model), learner_for(tiny_model, "model.compile=true")

@@ -15,7 +15,7 @@ from tsr.model.adapter import resolve_targets
 from tsr.model.presets import BACKBONES, check_folder, get_preset, hf_config, scaled
 from tsr.model.tiny import save_pretrained
 from tsr.model.tiny import tiny_model as random_model
-from tsr.runner import execute
+from tsr.engine.run import execute
 
 # Published parameter totals: Qwen2.5 technical report (0.49B, 7.61B), Meta's Llama 3.2 model
 # card (1.23B), Gemma 3 technical report (1B).

@@ -7,7 +7,7 @@ import pytest
 from tsr.cli import main
 from tsr.config import load_config
 from tsr.model.backbone import load_backbone
-from tsr.pretrain import weights_sha256
+from tsr.model.pretrain import weights_sha256
 
 SMALL = ["steps=6", "tokenizer_texts=600", "vocab_size=400", "hidden=32", "layers=1", "heads=2", "kv_heads=1",
          "intermediate=64", "batch_size=4", "warmup=2", "threads=1"]

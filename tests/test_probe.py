@@ -6,9 +6,9 @@ import pytest
 
 from tsr.cli import main
 from tsr.config import load_config
-from tsr.probe import Job, arm_examples, load_probe_stream, plan_jobs, run_job, run_probe
+from tsr.analysis.probe import Job, arm_examples, load_probe_stream, plan_jobs, run_job, run_probe
 from tsr.model.learner import build_learner
-from tsr.data.sources import load_stream
+from tsr.data.streams import load_stream
 
 
 def test_full_arm_nests_the_budget(toy_stream):

@@ -3,9 +3,9 @@ import torch
 
 from tsr.config import load_config
 from tsr.data.example import Example
-from tsr.losses import masked_ce
+from tsr.cl.losses import masked_ce
 from tsr.model.learner import build_learner
-from tsr.signatures import probe_signature
+from tsr.cl.signatures import probe_signature
 
 
 @pytest.fixture(scope="module")

@@ -2,12 +2,12 @@
 
 import pytest
 
-from tsr.data.sources import load_stream
+from tsr.data.streams import load_stream
 from tsr.errors import ConfigError
-from tsr.synth.corpus import corpus_text
-from tsr.synth.lexicon import ADJECTIVES, LABEL_TONE, LABEL_WORDS, NOUNS, RARE_VERBS, Lexicon
-from tsr.synth.spec import SynthSpec, SynthTask, load_spec, relation_table
-from tsr.synth.streams import SYNTH_NUMGLUE, SYNTH_TRACE, build_stream
+from tsr.data.synth.corpus import corpus_text
+from tsr.data.synth.lexicon import ADJECTIVES, LABEL_TONE, LABEL_WORDS, NOUNS, RARE_VERBS, Lexicon
+from tsr.data.synth.spec import SynthSpec, SynthTask, load_spec, relation_table
+from tsr.data.synth.streams import SYNTH_NUMGLUE, SYNTH_TRACE, build_stream
 
 
 def test_shipped_streams_have_the_promised_shape():
@@ -122,7 +122,7 @@ def test_pretraining_corpus_conveys_connotations_but_no_rule():
 
     import numpy as np
 
-    from tsr.synth.lexicon import REACTIONS
+    from tsr.data.synth.lexicon import REACTIONS
 
     rng = np.random.default_rng(0)
     lex = Lexicon(0)
@@ -139,7 +139,7 @@ def test_pretraining_corpus_conveys_connotations_but_no_rule():
                 for tone, verb in REACTIONS.items():
                     if f"was {adj}, so" in sentence and sentence.rstrip(".").endswith(verb):
                         seen[(adj in lex.familiar, lex.tone[adj] == tone)] += 1
-    from tsr.synth.corpus import CLEAR, FAINT
+    from tsr.data.synth.corpus import CLEAR, FAINT
 
     familiar_match = seen[(True, True)] / (seen[(True, True)] + seen[(True, False)])
     rare_match = seen[(False, True)] / (seen[(False, True)] + seen[(False, False)])

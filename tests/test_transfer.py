@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from tsr.transfer import (arms_at, check_relations, exposure_matched, relations_markdown, column_best, headroom, matrix_csv, matrix_markdown,
+from tsr.analysis.transfer import (arms_at, check_relations, exposure_matched, relations_markdown, column_best, headroom, matrix_csv, matrix_markdown,
                           transfer_matrix)
 
 
@@ -86,7 +86,7 @@ def test_exposure_matched_pairs_mixed_arms_with_the_half_budget_target_arm():
 
 
 def test_curve_points_average_each_step_over_seeds():
-    from tsr.curves import curve_points
+    from tsr.analysis.curves import curve_points
 
     rows = [{**arm("t", "classification", "target", 0, 0.8), "checkpoints": {"5": {"acc": 0.4, "loss": 1.0}}},
             {**arm("t", "classification", "target", 1, 0.6), "checkpoints": {"5": {"acc": 0.2, "loss": 1.0}}},

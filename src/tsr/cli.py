@@ -62,7 +62,7 @@ def _split_args(items: list[str]) -> tuple[str | None, list[str]]:
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from .config import load_config
     from .display import ConsoleReporter, metrics_table, results_table
-    from .runner import execute
+    from .engine.run import execute
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
@@ -79,7 +79,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     from .display import metrics_table, results_table
-    from .results import load_results
+    from .engine.results import load_results
 
     for path in args.runs:
         results = load_results(Path(path))
@@ -90,7 +90,7 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_table(args: argparse.Namespace, console: Console) -> int:
-    from . import aggregate as agg
+    from .analysis import table as agg
 
     runs = agg.find_runs([Path(p) for p in args.runs])
     if not runs:
@@ -136,11 +136,11 @@ def _csv(text: str | None, cast=str) -> list | None:
 def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from . import probe as pr
+    from .analysis import probe as pr
     from .config import load_config
-    from .probe_report import designed_relations, write_report
+    from .analysis.probe_report import designed_relations, write_report
     from .errors import ConfigError
-    from .transfer import arms_at, headroom_markdown, matrix_markdown
+    from .analysis.transfer import arms_at, headroom_markdown, matrix_markdown
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
@@ -172,8 +172,8 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     relations = designed_relations(cfg.stream.source, cfg.stream.options)
     if args.signatures:
         from .model.learner import build_learner
-        from .signature_audit import audit
-        from .transfer import column_best, transfer_matrix
+        from .analysis.signature_audit import audit
+        from .analysis.transfer import column_best, transfer_matrix
 
         kinds = {t.name: t.kind.value for t in stream}
         best = column_best(transfer_matrix(arms), kinds) if any(a["arm"] == "mixed" for a in arms) else {}
@@ -204,9 +204,9 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
-    from . import aggregate as agg
+    from .analysis import table as agg
     from .config import load_config
-    from .sweep import plan_points, run_sweep
+    from .engine.compare import plan_points, run_sweep
 
     config, overrides = _split_args(args.items)
     load_config(config, overrides)  # a bad config fails before anything runs
@@ -235,7 +235,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_pretrain(args: argparse.Namespace, console: Console) -> int:
-    from .pretrain import PretrainConfig, pretrain
+    from .model.pretrain import PretrainConfig, pretrain
     from .schema import build
 
     data: dict = {}

@@ -97,7 +97,7 @@ class StreamConfig:
 class TrainConfig:
     """Optimisation per task: a fresh AdamW for ``steps`` steps of ``batch_size`` examples.
 
-    ``teacher`` chooses how distillation targets are computed (see :mod:`tsr.teacher`):
+    ``teacher`` chooses how distillation targets are computed (see :mod:`tsr.cl.teachers`):
     ``cached`` reuses exact per-example teacher logits, ``batch`` recomputes them on every
     batch as the reference code does; ``auto`` is ``cached`` on CPU and ``batch`` on GPUs,
     where large vocabularies make per-example logits too big to keep.

@@ -9,8 +9,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .engine import Plan
-from .results import Results, fmt
+from .engine.loop import Plan
+from .engine.results import Results, fmt
 
 
 def _pairs(mapping: dict[str, float], digits: int = 2) -> str:

@@ -1,7 +1,7 @@
 """Learning curves of probe arms: each target's score against the step, from probe checkpoints.
 
 A probe run with ``--checkpoints`` scores every arm on the way to its last step (see
-:mod:`tsr.probe`). The curves show what one budget hides: whether the target arm is still
+:mod:`tsr.analysis.probe`). The curves show what one budget hides: whether the target arm is still
 improving when the budget ends (then a mixed arm, which gives the target only half of its
 steps, is at a disadvantage that has nothing to do with its source), and when the full arm
 pulls away from it (headroom as a function of the step budget).
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .atomic import write_figure
+from ..atomic import write_figure
 from .transfer import metric, stat
 
 

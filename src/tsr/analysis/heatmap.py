@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .atomic import write_figure
+from ..atomic import write_figure
 from .transfer import benefit, column_best
 
 

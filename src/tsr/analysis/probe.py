@@ -10,7 +10,7 @@ initialisation for the same number of steps with the same seeds:
                and the source pool as the only replay data).
 
 Each arm's score on the target's test set is saved as one JSON file, so an interrupted probe
-resumes where it stopped; arms fan out over worker processes. :mod:`tsr.transfer` turns the
+resumes where it stopped; arms fan out over worker processes. :mod:`tsr.analysis.transfer` turns the
 saved arms into headroom and the pairwise transfer matrix.
 
 ``checkpoints`` also score each arm after those steps, on the way to its last one. The
@@ -32,22 +32,22 @@ from typing import Callable, Iterable
 
 import torch
 
-from .atomic import write_json, write_text
-from .config import RunConfig, dump_yaml
-from .data.example import Example, Stream, Task
-from .data.sampling import draw_indices
-from .data.sources import load_stream
-from .engine import Silent, train_task
-from .errors import ConfigError
-from .evaluation import evaluate
-from .memory import TaskMemory, TaskRecord
-from .methods.base import NoParams
-from .methods.context import TaskContext
-from .methods.er import ER, ERParams
-from .methods.seqft import SeqFT
-from .model.learner import Learner, build_learner
-from .rng import numpy_rng
-from .teacher import Teachers
+from ..atomic import write_json, write_text
+from ..config import RunConfig, dump_yaml
+from ..data.example import Example, Stream, Task
+from ..data.sampling import draw_indices
+from ..data.streams import load_stream
+from ..engine.loop import Silent, train_task
+from ..errors import ConfigError
+from ..engine.evaluation import evaluate
+from ..cl.memory import TaskMemory, TaskRecord
+from ..methods.base import NoParams
+from ..methods.context import TaskContext
+from ..methods.er import ER, ERParams
+from ..methods.seqft import SeqFT
+from ..model.learner import Learner, build_learner
+from ..rng import numpy_rng
+from ..cl.teachers import Teachers
 
 ARMS = ("target", "full", "mixed")
 FULL_FACTOR = 10

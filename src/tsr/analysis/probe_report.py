@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .atomic import write_json, write_text
+from ..atomic import write_json, write_text
 from .curves import curve_points, save_curves
-from .data.example import Stream
+from ..data.example import Stream
 from .heatmap import save_heatmap
 from .transfer import (check_relations, column_best, exposure_matched, headroom, headroom_markdown, matrix_csv,
                        matrix_markdown, relations_markdown, transfer_matrix)
@@ -17,8 +17,8 @@ def designed_relations(stream_source: str, options: dict) -> dict[str, dict[str,
     """The relation table of a synthetic stream, or None for other streams."""
     if not stream_source.startswith("synth"):
         return None
-    from .synth.spec import relation_table
-    from .synth.streams import resolve_spec
+    from ..data.synth.spec import relation_table
+    from ..data.synth.streams import resolve_spec
 
     return relation_table(resolve_spec(stream_source, options))
 

@@ -1,6 +1,6 @@
 """Signature comparison: do task signatures at the shared initialisation predict the matrix?
 
-For every task the signature of :mod:`tsr.signatures` is taken exactly as TSR takes it
+For every task the signature of :mod:`tsr.cl.signatures` is taken exactly as TSR takes it
 (``probe_batches`` batches of the task's N examples, at the shared initialisation of the
 seed); sources are ranked by cosine similarity and the top-ranked source is compared with the
 transfer matrix's best source (top-1 hit rate, as in the reference paper's Table 2).
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import torch
 
-from .config import RunConfig
-from .data.example import Stream
-from .data.sampling import BatchStream
-from .model.learner import Learner
+from ..config import RunConfig
+from ..data.example import Stream
+from ..data.sampling import BatchStream
+from ..model.learner import Learner
 from .probe import arm_examples
-from .rng import numpy_rng
-from .routing import cosine
-from .signatures import SIGNATURE_KINDS, probe_signature
+from ..rng import numpy_rng
+from ..cl.routing import cosine
+from ..cl.signatures import SIGNATURE_KINDS, probe_signature
 
 
 def task_signatures(learner: Learner, cfg: RunConfig, stream: Stream, seed: int, kind: str,

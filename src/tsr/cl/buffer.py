@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data.collate import Encoded, Encoder
-from .errors import ConfigError
+from ..data.collate import Encoded, Encoder
+from ..errors import ConfigError
 from .memory import TaskMemory
 
 

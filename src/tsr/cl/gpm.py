@@ -16,7 +16,7 @@ from typing import Iterable
 import torch
 from torch import nn
 
-from .model.learner import eager_execution
+from ..model.learner import eager_execution
 
 
 class Covariances:

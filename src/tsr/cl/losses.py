@@ -7,7 +7,7 @@ from typing import Literal
 import torch
 import torch.nn.functional as F
 
-from .data.collate import IGNORE
+from ..data.collate import IGNORE
 
 KDMask = Literal["attended", "answer"]
 

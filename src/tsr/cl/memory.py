@@ -17,10 +17,10 @@ from typing import Iterator
 import torch
 from safetensors.torch import load_file
 
-from .atomic import replace_dir, write_json, write_jsonl, write_tensors
-from .data.example import Example
-from .errors import RunError
-from .model.adapter import State
+from ..atomic import replace_dir, write_json, write_jsonl, write_tensors
+from ..data.example import Example
+from ..errors import RunError
+from ..model.adapter import State
 
 
 @dataclass(frozen=True)

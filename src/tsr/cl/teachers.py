@@ -20,9 +20,9 @@ from typing import Hashable, Literal, Sequence
 
 import torch
 
-from .data.collate import Batch, Encoded, fit
-from .model.adapter import State
-from .model.learner import Learner
+from ..data.collate import Batch, Encoded, fit
+from ..model.adapter import State
+from ..model.learner import Learner
 
 TeacherMode = Literal["batch", "cached"]
 

@@ -22,7 +22,7 @@ import yaml
 from ..errors import DataError
 from .example import Stream, Task, TaskKind
 from .jsonl import load_jsonl_task
-from .trace import load_trace_task
+from .benchmarks.trace import load_trace_task
 
 FORMAT_KEYS = {"jsonl": ("train", "test"), "trace": ("path",)}
 COMMON_KEYS = ("name", "kind", "format")

@@ -20,14 +20,14 @@ from .stream_spec import load_stream_file
 
 # name -> "module:function"; the function is build(root: Path | None, options: dict) -> Stream
 BENCHMARKS: Mapping[str, str] = MappingProxyType({
-    "synth-trace": "tsr.synth.streams:synth_trace",
-    "synth-numglue": "tsr.synth.streams:synth_numglue",
-    "synth": "tsr.synth.streams:synth_custom",
-    "trace8": "tsr.data.trace:build_trace8",
-    "trace8_hub": "tsr.data.hub:build_trace8_hub",
-    "numglue8": "tsr.data.numglue:build_numglue8",
-    "pp15": "tsr.data.pp15:build_pp15",
-    "superni": "tsr.data.superni:build_superni",
+    "synth-trace": "tsr.data.synth.streams:synth_trace",
+    "synth-numglue": "tsr.data.synth.streams:synth_numglue",
+    "synth": "tsr.data.synth.streams:synth_custom",
+    "trace8": "tsr.data.benchmarks.trace:build_trace8",
+    "trace8_hub": "tsr.data.benchmarks.trace_hub:build_trace8_hub",
+    "numglue8": "tsr.data.benchmarks.numglue:build_numglue8",
+    "pp15": "tsr.data.benchmarks.pp15:build_pp15",
+    "superni": "tsr.data.benchmarks.superni:build_superni",
 })
 
 

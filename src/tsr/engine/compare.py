@@ -1,8 +1,8 @@
 """Running a grid of (method, seed) runs of one config, in parallel, resumably.
 
-Each grid point is an ordinary run (:func:`tsr.runner.execute`) in its own run directory, so an
+Each grid point is an ordinary run (:func:`tsr.engine.run.execute`) in its own run directory, so an
 interrupted sweep resumes every unfinished run where it stopped and skips finished ones;
-:mod:`tsr.aggregate` then turns the run directories into the comparison table. Runs report
+:mod:`tsr.analysis.table` then turns the run directories into the comparison table. Runs report
 each finished task as it happens (through a queue from worker processes), so a long grid is
 never silent.
 """
@@ -17,8 +17,8 @@ from typing import Any, Callable
 
 import torch
 
-from .config import RunConfig, load_config
-from .methods.registry import method_names, resolve_method
+from ..config import RunConfig, load_config
+from ..methods.registry import method_names, resolve_method
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ class _TaskEvents:
 
 def _execute(config: str | None, overrides: list[str], point: Point, threads: int,
              emit: Callable[[TaskDone], Any] | None) -> tuple[Point, str]:
-    from .runner import execute
+    from .run import execute
 
     torch.set_num_threads(threads)
     outcome = execute(point_config(config, overrides, point), _TaskEvents(point, emit) if emit else None)

@@ -14,9 +14,9 @@ from typing import Sequence
 
 import torch
 
-from .data.collate import Encoded, fit
-from .losses import token_nll
-from .model.learner import Learner
+from ..data.collate import Encoded, fit
+from ..cl.losses import token_nll
+from ..model.learner import Learner
 
 
 @dataclass(frozen=True)

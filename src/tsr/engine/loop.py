@@ -16,19 +16,19 @@ from typing import Protocol, Sequence
 
 import torch
 
-from .config import RunConfig
-from .data.collate import Encoded
-from .data.example import Example, Stream
-from .errors import RunError
+from ..config import RunConfig
+from ..data.collate import Encoded
+from ..data.example import Example, Stream
+from ..errors import RunError
 from .evaluation import Score, evaluate
-from .memory import TaskMemory, TaskRecord, save_record
-from .methods.base import Method
-from .methods.context import TaskContext
-from .model.learner import Learner
+from ..cl.memory import TaskMemory, TaskRecord, save_record
+from ..methods.base import Method
+from ..methods.context import TaskContext
+from ..model.learner import Learner
 from .results import Results
-from .rng import derive_seed
+from ..rng import derive_seed
 from .rundir import RunDir
-from .teacher import Teachers
+from ..cl.teachers import Teachers
 
 LOG_EVERY = 25
 

@@ -1,7 +1,7 @@
 """The results of a run: matrices ``A[after][on]`` of accuracy and loss, plus what routed where.
 
 ``results.json`` is the complete record; every metric is recomputed from it by
-:func:`tsr.metrics.stream_metrics`, never stored separately from the matrices it comes from.
+:func:`tsr.engine.metrics.stream_metrics`, never stored separately from the matrices it comes from.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import RunError
+from ..errors import RunError
 from .metrics import stream_metrics
 
 Row = list[float | None]

@@ -26,10 +26,10 @@ from typing import Any
 import torch
 from safetensors.torch import load_file
 
-from . import __version__
-from .atomic import append_jsonl, replace_dir, write_json, write_tensors, write_text
-from .errors import RunError
-from .methods.base import MethodState
+from .. import __version__
+from ..atomic import append_jsonl, replace_dir, write_json, write_tensors, write_text
+from ..errors import RunError
+from ..methods.base import MethodState
 from .results import Results, load_results
 
 

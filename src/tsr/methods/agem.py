@@ -6,7 +6,7 @@ the union of every past task's replay data (100 stored examples per past task, a
 other rehearsal methods). If the step's gradient ``g`` conflicts with it (``g . g_ref < 0``,
 over all trainable parameters flattened), ``g`` is replaced by
 ``g - (g . g_ref / g_ref . g_ref) g_ref`` before the optimiser step
-(:func:`tsr.projection.agem_project`). With no past task it is SeqFT; past tasks that stored
+(:func:`tsr.cl.projection.agem_project`). With no past task it is SeqFT; past tasks that stored
 no example (``stream.replay_per_task: 0``) are a config error.
 
 Deviations from the paper and official code:
@@ -32,9 +32,9 @@ from typing import Any
 
 import torch
 
-from ..buffer import draw_buffer, replay_pool
-from ..losses import masked_ce
-from ..projection import agem_project, flatten, split_like
+from ..cl.buffer import draw_buffer, replay_pool
+from ..cl.losses import masked_ce
+from ..cl.projection import agem_project, flatten, split_like
 from ..schema import require
 from .base import Method, MethodState, require_replay
 from .context import Draw, TaskContext

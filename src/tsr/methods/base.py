@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from ..errors import ConfigError
-from ..losses import kd_kl, kd_mask, masked_ce
+from ..cl.losses import kd_kl, kd_mask, masked_ce
 from .context import TARGET, Draw, TaskContext
 
 

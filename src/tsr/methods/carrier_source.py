@@ -2,7 +2,7 @@
 
 ``source`` is ``previous`` (the snapshot of the task just before), ``top`` (the past task whose
 stored signature is most similar: the argmax over past records of the cosine between
-signatures taken as TSR takes them, :func:`tsr.signatures.probe_signature` with the ``gradb``
+signatures taken as TSR takes them, :func:`tsr.cl.signatures.probe_signature` with the ``gradb``
 probe on ``probe_batches`` batches of the current budget, drawn from the same seeded stream
 TSR uses, so both pick the same task), or the name of a task of the stream. A task that has no
 source yet (the first task; with a name, every task up to and including the named one)
@@ -18,9 +18,9 @@ import numpy as np
 import torch
 
 from ..errors import ConfigError, RunError
-from ..routing import cosine
+from ..cl.routing import cosine
 from ..schema import require
-from ..signatures import probe_signature
+from ..cl.signatures import probe_signature
 from .context import TaskContext
 
 KEYWORDS = ("previous", "top")

@@ -18,11 +18,11 @@ from ..config import RunConfig
 from ..data.collate import Batch, Encoded
 from ..data.example import Example, Task
 from ..data.sampling import BatchStream
-from ..memory import TaskMemory
+from ..cl.memory import TaskMemory
 from ..model.adapter import State
 from ..model.learner import Learner
 from ..rng import numpy_rng
-from ..teacher import Teachers
+from ..cl.teachers import Teachers
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 The first task trains the shared LoRA adapter as SeqFT does. From the second task on, every
 adapted layer's down-projection ``x A^T`` becomes ``mlp(x A_f^T)``: ``A_f`` is A with the
 approximation coefficients of its one-level 2-D Haar transform scaled by a learnable theta
-(:mod:`tsr.wavelet`), and ``mlp`` is a learnable r -> hidden -> r map (ReLU); B is frozen. The
+(:mod:`tsr.model.wavelet`), and ``mlp`` is a learnable r -> hidden -> r map (ReLU); B is frozen. The
 loss adds ``lambda1 * ||theta||_p1`` and ``lambda2 * ||mlp parameters||_p2`` per layer.
 
 Variant: the official release (github.com/Applied-Machine-Learning-Lab/DEAL, the LLaMA
@@ -33,10 +33,10 @@ from typing import Any
 
 import torch
 
-from .. import branches
-from ..losses import masked_ce
+from ..model import branches
+from ..cl.losses import masked_ce
 from ..schema import require
-from ..wavelet import FILTER, attach_filter
+from ..model.wavelet import FILTER, attach_filter
 from .base import Method, MethodState
 from .context import TaskContext
 

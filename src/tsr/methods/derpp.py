@@ -9,7 +9,7 @@ task's replay data (100 stored examples per past task, for parity with the other
 methods). Before the first buffered task exists it is SeqFT; past tasks that stored no
 example (``stream.replay_per_task: 0``) are a config error.
 
-Stored outputs (:mod:`tsr.topk_logits`): a language model's full logit vector per token does
+Stored outputs (:mod:`tsr.methods.derpp_logits`): a language model's full logit vector per token does
 not fit a buffer, so for each buffered example we keep, at every position that predicts an
 answer token or EOS, the ``top_k`` largest logits and their vocabulary indices. The matching
 term is the mean squared error between the student's logits gathered at those indices and the
@@ -40,11 +40,11 @@ from typing import Any
 
 import torch
 
-from ..buffer import draw_buffer, replay_pool
+from ..cl.buffer import draw_buffer, replay_pool
 from ..errors import ConfigError
-from ..losses import masked_ce
+from ..cl.losses import masked_ce
 from ..schema import require
-from ..topk_logits import TopK, stack, topk_match, topk_rows
+from .derpp_logits import TopK, stack, topk_match, topk_rows
 from .base import Method, MethodState, require_replay
 from .context import Draw, TaskContext
 

@@ -2,7 +2,7 @@
 
 DER (Buzzega et al., 2020) keeps the whole logit vector of each buffered example. A language
 model's vocabulary makes that impossible per token, so we keep, at every position that
-predicts an answer token (answer and EOS; the positions :func:`tsr.losses.kd_mask` calls
+predicts an answer token (answer and EOS; the positions :func:`tsr.cl.losses.kd_mask` calls
 ``answer``), the ``k`` largest logits and their vocabulary indices. The matching term is the
 mean squared error between the student's logits at those stored indices and the stored
 values, averaged over every stored (position, rank) entry; the other ``V - k`` logits of a
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .losses import kd_mask
+from ..cl.losses import kd_mask
 
 
 def answer_positions(labels: torch.Tensor) -> torch.Tensor:

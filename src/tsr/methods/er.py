@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..routing import choose, uniform_weights
+from ..cl.routing import choose, uniform_weights
 from ..schema import require
 from .base import Method, require_replay
 from .context import TARGET, Draw, TaskContext

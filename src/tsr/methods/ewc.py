@@ -42,8 +42,8 @@ import torch
 
 from ..data.collate import Encoded
 from ..errors import RunError
-from ..fisher import empirical_fisher, online_fisher, quadratic_penalty
-from ..losses import masked_ce
+from ..cl.fisher import empirical_fisher, online_fisher, quadratic_penalty
+from ..cl.losses import masked_ce
 from ..schema import require
 from .base import Method, MethodState
 from .context import Draw, TaskContext

@@ -2,11 +2,11 @@
 
 Each task gets a new LoRA branch on every adapted projection; old branches are frozen, and
 every forward adds branch i scaled by its gate ``a_i(x) = |2 sigmoid(4 cos(g_i(q(x)), k_i)) - 1|``
-(:mod:`tsr.gating`: a model-level gate, one value per task shared by all layers, no task
+(:mod:`tsr.model.gating`: a model-level gate, one value per task shared by all layers, no task
 identity). The new task's gating network starts from the previous one, its key starts
 orthogonal to the old tasks' gate outputs, and after every optimiser step the updates of its
 two weight matrices and its key are projected off the subspaces spanned by old tasks' inputs
-to them (:mod:`tsr.gpm`), so the new gate stays at zero on old tasks' inputs.
+to them (:mod:`tsr.cl.gpm`), so the new gate stays at zero on old tasks' inputs.
 
 Variant: the official release (github.com/liangyanshuo/gainlora), GainLoRA (InfLoRA): each
 branch's A is fixed before training to the top-r directions of the task's inputs to that
@@ -16,7 +16,7 @@ initialisation's law with O-LoRA's orthogonality penalty (``olora_lambda``, defa
 Task 0's branch is the shared adapter (PEFT ``default``); it is gated from the first task on.
 Deviations (decoder-only port, parity with the reference paper):
 - The gate reads the mean embedding of tokens 1..p at position p, padding excluded (the
-  release averages its encoder input, dividing by the padded length); see :mod:`tsr.gating`.
+  release averages its encoder input, dividing by the padded length); see :mod:`tsr.model.gating`.
 - Subspaces are built from attended positions of the task's training budget, one pass at the
   start (key, A) and one at the end (memory) of each task; chunk = 1.
 - The projection is applied to the parameter update after the AdamW step, as released
@@ -36,10 +36,10 @@ from typing import Any, Literal
 
 import torch
 
-from .. import branches
-from ..gating import attach_gate
-from ..gpm import Covariances, collect_layer_inputs, extend_basis, project_out, threshold_at, top_directions
-from ..losses import masked_ce
+from ..model import branches
+from ..model.gating import attach_gate
+from ..cl.gpm import Covariances, collect_layer_inputs, extend_basis, project_out, threshold_at, top_directions
+from ..cl.losses import masked_ce
 from ..schema import require
 from .base import Method, MethodState
 from .context import TaskContext

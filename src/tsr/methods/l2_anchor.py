@@ -4,7 +4,7 @@ A task trains on its own data alone with ``CE + mu * ||theta - theta_source||^2`
 squared norm runs over every adapter parameter (all LoRA A and B factors) and
 ``theta_source`` is a source task's task-memory snapshot, kept in the loss at every step
 (Appendix "Replay and anchor ablations"). The source is chosen by ``source`` (see
-:mod:`tsr.methods.source`): ``previous`` (default), ``top`` (most similar stored signature;
+:mod:`tsr.methods.carrier_source`): ``previous`` (default), ``top`` (most similar stored signature;
 the method then also takes and returns its own signature so later records have one) or a
 task name. A task without a source (the first) trains on cross-entropy alone.
 
@@ -23,11 +23,11 @@ from typing import Any
 
 import torch
 
-from ..fisher import quadratic_penalty
+from ..cl.fisher import quadratic_penalty
 from ..schema import require
 from .base import Method
 from .context import Draw, TaskContext
-from .source import SourcePicker, check_source, check_source_in_stream
+from .carrier_source import SourcePicker, check_source, check_source_in_stream
 
 
 @dataclass

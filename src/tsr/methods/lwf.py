@@ -11,7 +11,7 @@ Deviations from the paper:
   attended position by default (``kd_mask: attended``, the same positions TSR distils in the
   reference code) or only where an answer token is predicted (``kd_mask: answer``).
 - The teacher's outputs are computed on the fly under the frozen start-of-task adapter
-  (exactly cached on CPU, see :mod:`tsr.teacher`) rather than recorded once before training;
+  (exactly cached on CPU, see :mod:`tsr.cl.teachers`) rather than recorded once before training;
   the two are the same function of the inputs.
 - The KL carries Hinton's ``T^2`` factor (as TSR's distillation does), so the term's
   gradient scale does not depend on ``T``; Li & Hoiem's loss omits it.

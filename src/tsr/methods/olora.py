@@ -8,7 +8,7 @@ overlap between the new A and each old A) plus ``lambda2 * sum_layers (||A_t|| +
 Built from the paper and the official code (github.com/cmnfriend/O-LoRA):
 - Task 0's pair is the shared adapter (PEFT ``default``), so the first task is exactly SeqFT
   when ``lambda2 = 0``; the pairs of later tasks are ``tsr_branches.{A,B}.t<k>`` on each layer
-  (:mod:`tsr.branches`), A drawn with the shared initialisation's law from
+  (:mod:`tsr.model.branches`), A drawn with the shared initialisation's law from
   (seed, "branch-init", task, layer), B zero. Every pair uses the adapter's r and alpha.
 - The official code concatenates old pairs into one growing ``lora_A``/``lora_B``; summing
   per-task pairs is the same function and the same penalty.
@@ -26,8 +26,8 @@ from typing import Any
 
 import torch
 
-from .. import branches
-from ..losses import masked_ce
+from ..model import branches
+from ..cl.losses import masked_ce
 from ..schema import require
 from .base import Method, MethodState
 from .context import TaskContext

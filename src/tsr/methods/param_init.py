@@ -3,7 +3,7 @@
 When a task starts, its adapter becomes a copy of a source task's trained adapter (the
 source's task-memory snapshot), then trains on the target's data alone with cross-entropy
 (fresh optimiser, as every task). The source is chosen by ``source`` (see
-:mod:`tsr.methods.source`): ``previous`` (default), ``top`` (most similar stored signature;
+:mod:`tsr.methods.carrier_source`): ``previous`` (default), ``top`` (most similar stored signature;
 the method then also takes and returns its own signature so later records have one) or a
 task name. The paper finds this one-shot carrier washed out by continued training
 (Fig. "Candidate carriers", Appendix "The carrier").
@@ -27,7 +27,7 @@ import torch
 
 from .base import Method
 from .context import TaskContext
-from .source import SourcePicker, check_source, check_source_in_stream
+from .carrier_source import SourcePicker, check_source, check_source_in_stream
 
 
 @dataclass

@@ -35,9 +35,9 @@ from typing import Any, Hashable, Literal
 import numpy as np
 import torch
 
-from ..routing import cosine, route_weights, uniform_weights
+from ..cl.routing import cosine, route_weights, uniform_weights
 from ..schema import require
-from ..signatures import probe_signature
+from ..cl.signatures import probe_signature
 from .base import Method, ce_and_distillation, require_replay
 from .context import Draw, TaskContext
 from .er import replay_or_target

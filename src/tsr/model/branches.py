@@ -20,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .rng import torch_rng
+from ..rng import torch_rng
 
 BANK = "tsr_branches"
 

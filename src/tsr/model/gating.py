@@ -14,7 +14,7 @@ computes, and needs no task identity.
 
 :class:`GateNet` holds every task's network and key (``tsr_gate.w1.t0``, ...) as adapter
 state; a forward pre-hook on the model computes ``current`` (batch, length, tasks) for the
-branch hooks of :mod:`tsr.branches`.
+branch hooks of :mod:`tsr.model.branches`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .branches import key
-from .rng import torch_rng
+from ..rng import torch_rng
 
 GATE = "tsr_gate"
 

@@ -1,7 +1,7 @@
 """Pretraining the bundled base model (``tsr pretrain-base``).
 
 A small Qwen2-architecture causal LM with a byte-level BPE tokenizer, trained from scratch on
-the synthetic corpus of :mod:`tsr.synth.corpus`: the analogue of an instruction-tuned base
+the synthetic corpus of :mod:`tsr.data.synth.corpus`: the analogue of an instruction-tuned base
 meeting new tasks. Everything is derived from ``seed``: the tokenizer's training texts, the
 initial weights and every batch, so the same command with the same torch version and thread
 count reproduces the shipped checkpoint bit for bit (``pretrain.json`` records the weights'
@@ -20,11 +20,11 @@ from typing import Callable
 
 import torch
 
-from .atomic import write_json
-from .model.tiny import reload_tokenizer, save_pretrained, tiny_config, tiny_model, train_tokenizer
-from .rng import derive_seed, numpy_rng
-from .schema import require, to_plain
-from .synth.corpus import corpus_text
+from ..atomic import write_json
+from .tiny import reload_tokenizer, save_pretrained, tiny_config, tiny_model, train_tokenizer
+from ..rng import derive_seed, numpy_rng
+from ..schema import require, to_plain
+from ..data.synth.corpus import corpus_text
 
 
 @dataclass

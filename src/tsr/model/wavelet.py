@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .rng import torch_rng
+from ..rng import torch_rng
 
 FILTER = "tsr_deal"
 

@@ -1,6 +1,6 @@
 """What every named benchmark builder shares: its options, its root folder, its task choice.
 
-A builder registered in :data:`tsr.data.sources.BENCHMARKS` is called as
+A builder registered in :data:`tsr.data.streams.BENCHMARKS` is called as
 ``build(root, options)``. It checks ``options`` against its own small dataclass (an unknown
 key is an error naming ``stream.options.<key>``), checks that ``stream.root`` was given when it
 reads from disk, and lets the user pick a subset of its tasks. The helpers here make those
@@ -12,8 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence, TypeVar
 
-from ..errors import ConfigError
-from ..schema import build
+from ...errors import ConfigError
+from ...schema import build
 
 OPTIONS = "stream.options"
 T = TypeVar("T")

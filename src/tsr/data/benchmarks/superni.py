@@ -40,10 +40,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, Mapping
 
-from ..errors import ConfigError, DataError
-from .benchmark import parse_options, require_root, select_tasks
-from .example import Example, Stream, Task, TaskKind
-from .records import read_json, require_mapping, string_field
+from ...errors import ConfigError, DataError
+from .options import parse_options, require_root, select_tasks
+from ..example import Example, Stream, Task, TaskKind
+from ..records import read_json, require_mapping, string_field
 
 BENCHMARK = "superni"
 ORDERS: Mapping[str, tuple[str, ...]] = MappingProxyType({

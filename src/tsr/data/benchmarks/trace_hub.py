@@ -38,10 +38,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
-from ..errors import DataError
-from ..schema import require
-from .benchmark import parse_options, select_tasks
-from .example import Example, Stream, Task, TaskKind
+from ...errors import DataError
+from ...schema import require
+from .options import parse_options, select_tasks
+from ..example import Example, Stream, Task, TaskKind
 from .trace import TRACE8
 
 BENCHMARK = "trace8_hub"

@@ -42,8 +42,8 @@ from typing import Any
 
 import yaml
 
-from ..errors import ConfigError
-from ..schema import build, require
+from ...errors import ConfigError
+from ...schema import build, require
 from .families import FAMILIES
 from .lexicon import KINDS, LABEL_TONE, LABEL_WORDS, TONES
 
@@ -173,6 +173,6 @@ def relation_table(spec: SynthSpec) -> dict[str, dict[str, str]]:
 
 
 def spec_to_dict(spec: SynthSpec) -> dict[str, Any]:
-    from ..schema import to_plain
+    from ...schema import to_plain
 
     return to_plain(spec)

@@ -13,9 +13,9 @@ BASELINES = ["ewc", "lwf", "sdft", "agem", "derpp", "param_init", "l2_anchor"]
 
 
 def section(name: str) -> str:
-    module, attr = METHODS[name].split(":")
-    mod = importlib.import_module(module)
-    defaults = to_plain(getattr(mod, attr).Params())
+    cls = METHODS[name]
+    mod = importlib.import_module(cls.__module__)
+    defaults = to_plain(cls.Params())
     listed = ", ".join(f"`method.{k}={'null' if v is None else v}`" for k, v in defaults.items())
     return f"## `{name}`\n\n{mod.__doc__.strip()}\n\nConfig keys and defaults: {listed}.\n"
 

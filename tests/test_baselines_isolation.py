@@ -246,17 +246,17 @@ def test_resume_rebuilds_the_grown_adapter(name, make_config, monkeypatch):
     args = (f"method.name={name}", "train.steps=4", "eval.all_tasks=true")  # zero-shot row included
     full = execute(make_config(*args, "name=full"))
     cfg = make_config(*args, "name=cut")
-    original = engine.train_task
+    original = engine.train_on
 
-    def crash(ctx, *args, **kwargs):
-        if ctx.index == 2:
+    def crash(*args, **kwargs):
+        if kwargs["index"] == 2:
             raise KeyboardInterrupt
-        return original(ctx, *args, **kwargs)
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "train_task", crash)
+    monkeypatch.setattr(engine, "train_on", crash)
     with pytest.raises(KeyboardInterrupt):
         execute(cfg)
-    monkeypatch.setattr(engine, "train_task", original)
+    monkeypatch.setattr(engine, "train_on", original)
     resumed = execute(cfg)
     assert resumed.resumed_from == 2
     assert json.loads(full.run.results_path.read_text()) == json.loads(resumed.run.results_path.read_text())

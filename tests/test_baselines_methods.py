@@ -27,7 +27,8 @@ def plan(make_config):
 
 
 def context(p, t: int, memory: TaskMemory) -> TaskContext:
-    return TaskContext(t, p.stream[t], list(p.train[t]), p.learner, memory, p.cfg, Teachers(p.learner, "batch"))
+    return TaskContext(t, p.stream[t], list(p.train[t]), p.learner, tuple(memory), p.cfg.seed, p.cfg.train.batch_size,
+                       Teachers(p.learner, "batch"))
 
 
 def remember(p, memory: TaskMemory, state) -> None:

@@ -71,17 +71,17 @@ def test_resume_equals_uninterrupted(name, make_config, monkeypatch):
 
     full = execute(make_config(f"method.name={name}", "train.steps=6", "name=full"))
     cfg = make_config(f"method.name={name}", "train.steps=6", "name=cut")
-    original = engine.train_task
+    original = engine.train_on
 
-    def crash_at_second_task(ctx, *args, **kwargs):
-        if ctx.index == 1:
+    def crash_at_second_task(*args, **kwargs):
+        if kwargs["index"] == 1:
             raise KeyboardInterrupt
-        return original(ctx, *args, **kwargs)
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "train_task", crash_at_second_task)
+    monkeypatch.setattr(engine, "train_on", crash_at_second_task)
     with pytest.raises(KeyboardInterrupt):
         execute(cfg)
-    monkeypatch.setattr(engine, "train_task", original)
+    monkeypatch.setattr(engine, "train_on", original)
     resumed = execute(cfg)
     assert resumed.resumed_from == 1
     assert json.loads(full.run.results_path.read_text()) == json.loads(resumed.run.results_path.read_text())

@@ -80,18 +80,18 @@ def test_resume_equals_uninterrupted(make_config, method, monkeypatch):
     cfg = make_config(f"method.name={method}", "name=cut")
 
     calls = {"n": 0}
-    original = engine.train_task
+    original = engine.train_on
 
-    def crash_on_third_task(ctx, *args, **kwargs):
-        if ctx.index == 2:
+    def crash_on_third_task(*args, **kwargs):
+        if kwargs["index"] == 2:
             raise KeyboardInterrupt
         calls["n"] += 1
-        return original(ctx, *args, **kwargs)
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "train_task", crash_on_third_task)
+    monkeypatch.setattr(engine, "train_on", crash_on_third_task)
     with pytest.raises(KeyboardInterrupt):
         execute(cfg)
-    monkeypatch.setattr(engine, "train_task", original)
+    monkeypatch.setattr(engine, "train_on", original)
     assert calls["n"] == 2
     resumed = execute(cfg)
     assert resumed.resumed_from == 2

@@ -160,7 +160,7 @@ def test_the_engine_optimiser_is_fused_adamw_with_the_per_tensor_update(tiny_mod
     torch.manual_seed(0)
     a = [torch.nn.Parameter(torch.randn(4, 3)), torch.nn.Parameter(torch.randn(5))]
     b = [torch.nn.Parameter(p.detach().clone()) for p in a]
-    fused = make_optimiser(a, cfg, torch.device("cpu"))
+    fused = make_optimiser(a, cfg.train, torch.device("cpu"))
     plain = torch.optim.AdamW(b, lr=1e-2, weight_decay=0.1, foreach=False)
     assert fused.defaults["fused"] is True
     for step in range(3):

@@ -23,10 +23,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import multiprocessing as mp
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -37,17 +36,16 @@ from ..config import RunConfig, dump_yaml
 from ..data.example import Example, Stream, Task
 from ..data.sampling import draw_indices
 from ..data.streams import load_stream
-from ..engine.loop import Silent, train_task
+from ..engine.loop import train_on
+from ..engine.pool import run_pool
 from ..errors import ConfigError
 from ..engine.evaluation import evaluate
-from ..cl.memory import TaskMemory, TaskRecord
+from ..cl.memory import TaskRecord
 from ..methods.base import NoParams
-from ..methods.context import TaskContext
 from ..methods.er import ER, ERParams
 from ..methods.seqft import SeqFT
 from ..model.learner import Learner, build_learner
 from ..rng import numpy_rng
-from ..cl.teachers import Teachers
 
 ARMS = ("target", "full", "mixed")
 FULL_FACTOR = 10
@@ -104,15 +102,15 @@ def arm_examples(task: Task, budget: int, arm: str, seed: int) -> list[Example]:
     return [task.pool[i] for i in draw_indices(len(task.pool), n, numpy_rng(seed, "budget", task.name))]
 
 
-class Checkpoints(Silent):
-    """A reporter that scores the target's test set after the given steps."""
+class Checkpoints:
+    """A step callback that scores the target's test set after the given steps (not the last)."""
 
     def __init__(self, learner: Learner, test: list, steps: Iterable[int], eval_batch: int, dropout: bool):
         self.learner, self.test, self.steps, self.eval_batch, self.dropout = learner, test, set(steps), eval_batch, dropout
         self.scores: dict[str, dict] = {}
         self.seconds = 0.0
 
-    def step(self, t: int, step: int, steps: int, terms: dict[str, float]) -> None:
+    def __call__(self, index: int, step: int, steps: int, terms: dict[str, float]) -> None:
         if step in self.steps and step < steps:
             started = time.time()
             self.learner.train_mode(False)
@@ -125,25 +123,30 @@ class Checkpoints(Silent):
 def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: dict,
             checkpoints: Iterable[int] = ()) -> dict:
     """Train one arm from the shared initialisation of its seed and score the target, also
-    after each of ``checkpoints`` steps (those below ``train.steps``) when given."""
+    after each of ``checkpoints`` steps (those below ``train.steps``) when given.
+
+    A mixed arm is ER (alpha 1/2) on the target as the second task of a stream whose first
+    task left the source's whole pool as its replay data; the other arms are SeqFT.
+    """
     started = time.time()
     learner.reset(job.seed)
     learner.adapter.load(learner.init_state)
-    seeded = dataclasses.replace(cfg, seed=job.seed)
     task = stream.task(job.target)
-    memory = TaskMemory()
+    memory: list[TaskRecord] = []
     if job.arm == "mixed":
         source = stream.task(job.source)
-        memory.add(TaskRecord(0, source.name, source.kind.value, None, source.pool, learner.init_state))
+        memory.append(TaskRecord(0, source.name, source.kind.value, None, source.pool, learner.init_state))
         method = ER(ERParams(alpha=0.5))
     else:
         method = SeqFT(NoParams())
     examples = arm_examples(task, cfg.stream.budget, job.arm, job.seed)
-    ctx = TaskContext(1, task, examples, learner, memory, seeded, Teachers(learner, "batch"))
     if job.target not in tests:
         tests[job.target] = learner.encoder.encode_all(task.test[: cfg.stream.test_cap], f"task {task.name!r} (test)")
-    curve = Checkpoints(learner, tests[job.target], checkpoints, cfg.eval.batch_size, cfg.lora.dropout > 0)
-    train_task(ctx, method, Silent(), curve)
+    dropout = cfg.lora.dropout > 0
+    curve = Checkpoints(learner, tests[job.target], checkpoints, cfg.eval.batch_size, dropout)
+    # the target is the second task of its stream (index 1), as in a stream run after the source
+    train_on(learner, method, task, examples, cfg.train, seed=job.seed, index=1, memory=memory,
+             dropout=dropout, on_step=[curve])
     score = evaluate(learner, tests[job.target], cfg.eval.batch_size)
     result = {"target": job.target, "arm": job.arm, "source": job.source, "seed": job.seed,
               "kind": task.kind.value, "acc": score.acc, "loss": score.loss, "n": score.n,
@@ -154,24 +157,27 @@ def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: d
     return result
 
 
-# -- worker processes -------------------------------------------------------------------------
-_STATE: dict = {}
+@dataclass
+class Worker:
+    """What one worker process holds while it runs arms: the model and the stream, loaded once."""
+
+    cfg: RunConfig
+    stream: Stream
+    learner: Learner
+    checkpoints: tuple[int, ...]
+    folder: Path
+    tests: dict = field(default_factory=dict)
 
 
-def _init_worker(cfg: RunConfig, threads: int, checkpoints: tuple[int, ...] = ()) -> None:
+def _setup(cfg: RunConfig, threads: int, checkpoints: tuple[int, ...], folder: str) -> Worker:
     torch.set_num_threads(threads)
     os.environ["TOKENIZERS_PARALLELISM"] = "false"
-    _STATE["cfg"] = cfg
-    _STATE["checkpoints"] = checkpoints
-    _STATE["stream"] = load_probe_stream(cfg)
-    _STATE["learner"] = build_learner(cfg)
-    _STATE["tests"] = {}
+    return Worker(cfg, load_probe_stream(cfg), build_learner(cfg), checkpoints, Path(folder))
 
 
-def _work(args: tuple[Job, str]) -> dict:
-    job, folder = args
-    result = run_job(_STATE["learner"], _STATE["cfg"], _STATE["stream"], job, _STATE["tests"], _STATE["checkpoints"])
-    write_json(Path(folder) / f"{job.key}.json", result)
+def _work(worker: Worker, job: Job, emit) -> dict:
+    result = run_job(worker.learner, worker.cfg, worker.stream, job, worker.tests, worker.checkpoints)
+    write_json(worker.folder / f"{job.key}.json", result)
     return result
 
 
@@ -221,20 +227,16 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
     write_json(data, {"stream": cfg.stream.source, "digest": digest})
     todo = [j for j in jobs if not _saved(arms_dir / f"{j.key}.json", checkpoints)]
     done = len(jobs) - len(todo)
-    if todo:
-        threads = max(1, (os.cpu_count() or 1) // max(1, workers))
-        if workers <= 1:
-            _init_worker(cfg, threads if cfg.model.threads == 0 else cfg.model.threads, checkpoints)
-            results = map(_work, [(j, str(arms_dir)) for j in todo])
-            for result in results:
-                done += 1
-                if progress:
-                    progress(result, done, len(jobs))
-        else:
-            with mp.get_context("spawn").Pool(workers, _init_worker, (cfg, threads, checkpoints)) as pool:
-                for result in pool.imap_unordered(_work, [(j, str(arms_dir)) for j in todo]):
-                    done += 1
-                    if progress:
-                        progress(result, done, len(jobs))
+
+    def finished(result: dict) -> None:
+        nonlocal done
+        done += 1
+        if progress:
+            progress(result, done, len(jobs))
+
+    threads = max(1, (os.cpu_count() or 1) // max(1, workers))
+    if workers <= 1 and cfg.model.threads:
+        threads = cfg.model.threads
+    run_pool(_setup, (cfg, threads, checkpoints, str(arms_dir)), _work, todo, workers, finished)
     # the folder holds arms of one config only, so its report covers every arm saved in it
     return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(arms_dir.glob("*.json"))]

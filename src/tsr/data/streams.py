@@ -2,42 +2,41 @@
 
 ``stream.source`` in the run config is either a path to a stream file (see
 :mod:`tsr.data.stream_spec`) or the name of a benchmark below. Benchmarks read from disk
-take ``stream.root``; every benchmark checks its own ``stream.options``. The table maps
-names to import paths, so nothing is imported until a stream is asked for.
+take ``stream.root``; every benchmark checks its own ``stream.options``.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Callable, Mapping
 
 from ..errors import ConfigError
+from .benchmarks.numglue import build_numglue8
+from .benchmarks.pp15 import build_pp15
+from .benchmarks.superni import build_superni
+from .benchmarks.trace import build_trace8
+from .benchmarks.trace_hub import build_trace8_hub
 from .example import Stream
 from .orders import apply_order
 from .stream_spec import load_stream_file
+from .synth.streams import synth_custom, synth_numglue, synth_trace
 
-# name -> "module:function"; the function is build(root: Path | None, options: dict) -> Stream
-BENCHMARKS: Mapping[str, str] = MappingProxyType({
-    "synth-trace": "tsr.data.synth.streams:synth_trace",
-    "synth-numglue": "tsr.data.synth.streams:synth_numglue",
-    "synth": "tsr.data.synth.streams:synth_custom",
-    "trace8": "tsr.data.benchmarks.trace:build_trace8",
-    "trace8_hub": "tsr.data.benchmarks.trace_hub:build_trace8_hub",
-    "numglue8": "tsr.data.benchmarks.numglue:build_numglue8",
-    "pp15": "tsr.data.benchmarks.pp15:build_pp15",
-    "superni": "tsr.data.benchmarks.superni:build_superni",
+# name -> build(root: Path | None, options: dict) -> Stream
+BENCHMARKS: Mapping[str, Callable[[Path | None, dict[str, Any]], Stream]] = MappingProxyType({
+    "synth-trace": synth_trace,
+    "synth-numglue": synth_numglue,
+    "synth": synth_custom,
+    "trace8": build_trace8,
+    "trace8_hub": build_trace8_hub,
+    "numglue8": build_numglue8,
+    "pp15": build_pp15,
+    "superni": build_superni,
 })
 
 
 def benchmark_names() -> list[str]:
     return sorted(BENCHMARKS)
-
-
-def _builder(name: str) -> Callable[[Path | None, dict[str, Any]], Stream]:
-    module, func = BENCHMARKS[name].split(":")
-    return getattr(importlib.import_module(module), func)
 
 
 def is_stream_file(source: str) -> bool:
@@ -56,7 +55,7 @@ def load_stream(source: str, root: str | None = None, options: dict[str, Any] | 
         if order == "canonical" and file_order is not None:
             order = file_order
     elif source in BENCHMARKS:
-        stream = _builder(source)(Path(root).expanduser() if root else None, options)
+        stream = BENCHMARKS[source](Path(root).expanduser() if root else None, options)
     else:
         valid = ", ".join(benchmark_names()) or "none registered"
         raise ConfigError(f"config key 'stream.source': {source!r} is neither a stream file nor a "

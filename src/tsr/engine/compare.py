@@ -9,9 +9,7 @@ never silent.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
-import threading
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -19,6 +17,8 @@ import torch
 
 from ..config import RunConfig, load_config
 from ..methods.registry import method_names, resolve_method
+from .pool import run_pool
+from .run import execute
 
 
 @dataclass(frozen=True)
@@ -66,24 +66,15 @@ class _TaskEvents:
         self.emit(TaskDone(self.point, t, len(plan.stream), plan.stream[t].name, round(seconds, 1)))
 
 
-def _execute(config: str | None, overrides: list[str], point: Point, threads: int,
-             emit: Callable[[TaskDone], Any] | None) -> tuple[Point, str]:
-    from .run import execute
-
+def _setup(config: str | None, overrides: list[str], threads: int) -> tuple[str | None, list[str]]:
     torch.set_num_threads(threads)
-    outcome = execute(point_config(config, overrides, point), _TaskEvents(point, emit) if emit else None)
+    return config, overrides
+
+
+def _execute(state: tuple[str | None, list[str]], point: Point, emit: Callable[[TaskDone], Any]) -> tuple[Point, str]:
+    config, overrides = state
+    outcome = execute(point_config(config, overrides, point), _TaskEvents(point, emit))
     return point, str(outcome.run.path)
-
-
-_WORKER: dict = {}  # set once in each worker process by its initializer
-
-
-def _init_worker(queue) -> None:
-    _WORKER["emit"] = queue.put
-
-
-def _run(args: tuple[str | None, list[str], Point, int]) -> tuple[Point, str]:
-    return _execute(*args, _WORKER.get("emit"))
 
 
 def run_sweep(config: str | None, overrides: list[str], points: list[Point], workers: int = 1,
@@ -94,34 +85,13 @@ def run_sweep(config: str | None, overrides: list[str], points: list[Point], wor
     ``progress`` hears of each finished run, ``task_done`` of each task finished on the way.
     """
     threads = max(1, (os.cpu_count() or 1) // max(1, workers))
-    jobs = [(config, list(overrides), p, threads) for p in points]
-    done, paths = 0, []
-    if workers <= 1:
-        for job in jobs:
-            point, path = _execute(*job, task_done)
-            done += 1
-            paths.append(path)
-            if progress:
-                progress(point, path, done, len(points))
-        return paths
-    ctx = mp.get_context("spawn")
-    queue = ctx.Queue()
-    listener = threading.Thread(target=_drain, args=(queue, task_done), daemon=True)
-    listener.start()
-    try:
-        with ctx.Pool(workers, _init_worker, (queue,)) as pool:
-            for point, path in pool.imap_unordered(_run, jobs):
-                done += 1
-                paths.append(path)
-                if progress:
-                    progress(point, path, done, len(points))
-    finally:
-        queue.put(None)
-        listener.join(timeout=5)
+    paths: list[str] = []
+
+    def finished(result: tuple[Point, str]) -> None:
+        point, path = result
+        paths.append(path)
+        if progress:
+            progress(point, path, len(paths), len(points))
+
+    run_pool(_setup, (config, list(overrides), threads), _execute, points, workers, finished, task_done)
     return paths
-
-
-def _drain(queue, task_done: Callable[[TaskDone], None] | None) -> None:
-    while (event := queue.get()) is not None:
-        if task_done:
-            task_done(event)

@@ -2,22 +2,32 @@
 
 A method decides what each step trains on (:meth:`Method.draw`: the current task or a past
 task's replay data) and what the step's loss is (:meth:`Method.loss`: cross-entropy plus
-whatever the method adds). It may act at task boundaries (:meth:`begin_task`,
-:meth:`end_task`) and, where its paper needs it, on gradients after the backward pass
-(:meth:`after_backward`). It never owns the optimiser or the loop. State that must survive
-a restart goes through :meth:`state_dict` / :meth:`load_state_dict` (tensors plus JSON).
+whatever the method adds). It may act at task boundaries and, where its paper needs it, on
+gradients (:class:`GradientHooks`). It never owns the optimiser or the loop.
+
+The engine calls, per run and per task, in this order (enforced in :mod:`tsr.engine.loop` and
+:mod:`tsr.engine.run`):
+
+1. ``validate(params, stream, cfg)`` (classmethod) before anything is written; ``setup(learner)``
+   once after the learner is built; on resume ``load_state_dict`` after ``setup``.
+2. ``begin_task(ctx)``, then the optimiser is built (so a method may add or replace trainable
+   parameters here, e.g. a new LoRA branch).
+3. per step: ``draw`` -> batch -> ``loss`` -> backward -> ``after_backward`` (optional) ->
+   clip -> optimiser step -> ``after_step`` (optional).
+4. ``end_task(ctx)``; the task's record then stores ``signature()``, the replay data and the
+   adapter snapshot; the checkpoint stores ``state_dict()``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import torch
 
-from ..errors import ConfigError
 from ..cl.losses import kd_kl, kd_mask, masked_ce
+from ..errors import ConfigError
 from .context import TARGET, Draw, TaskContext
 
 
@@ -39,14 +49,44 @@ class MethodState:
     meta: dict[str, Any] = field(default_factory=dict)
 
 
+class Contract(Protocol):
+    """The hooks the engine calls on every method (:class:`Method` gives each a default)."""
+
+    name: ClassVar[str]
+    Params: ClassVar[type]
+
+    @classmethod
+    def validate(cls, params: Any, stream, cfg) -> None: ...
+    def setup(self, learner) -> None: ...
+    def begin_task(self, ctx: TaskContext) -> dict[str, Any]: ...
+    def draw(self, ctx: TaskContext, rng: np.random.Generator) -> Draw: ...
+    def loss(self, ctx: TaskContext, batch, draw: Draw) -> dict[str, torch.Tensor]: ...
+    def end_task(self, ctx: TaskContext) -> dict[str, Any] | None: ...
+    def signature(self) -> torch.Tensor | None: ...
+    def state_dict(self) -> MethodState: ...
+    def load_state_dict(self, learner, state: MethodState) -> None: ...
+
+
+class GradientHooks(Protocol):
+    """Optional hooks for methods whose paper edits gradients or updates (A-GEM, GainLoRA); a
+    method defines either or both, and the engine calls only what is defined."""
+
+    def after_backward(self, ctx: TaskContext, batch, draw: Draw) -> None:
+        """Edit the gradients before clipping and the optimiser step."""
+
+    def after_step(self, ctx: TaskContext) -> None:
+        """Edit parameters right after the optimiser step (e.g. project an update)."""
+
+
 class Method:
+    """Defaults for every hook of :class:`Contract`: train on the current task with cross-entropy."""
+
     name: ClassVar[str] = ""
     Params: ClassVar[type] = NoParams
 
     def __init__(self, params: Any):
         self.params = params
 
-    # -- run and task boundaries -------------------------------------------------------
     @classmethod
     def validate(cls, params: Any, stream, cfg) -> None:
         """Check settings that depend on the stream or the run config (called before anything
@@ -59,15 +99,6 @@ class Method:
         """Prepare for task ``ctx.index``; returns facts worth logging (e.g. routing)."""
         return {}
 
-    def end_task(self, ctx: TaskContext) -> dict[str, Any] | None:
-        """Called after the last step of the task, before its record is written; may return
-        facts worth logging (merged into the task's log entry)."""
-
-    def signature(self) -> torch.Tensor | None:
-        """The current task's signature, if the method computed one (stored in its record)."""
-        return None
-
-    # -- steps --------------------------------------------------------------------------
     def draw(self, ctx: TaskContext, rng: np.random.Generator) -> Draw:
         """Where the next batch comes from."""
         return TARGET
@@ -76,13 +107,14 @@ class Method:
         """Named loss terms of one step; the engine back-propagates their sum."""
         return {"ce": masked_ce(*ctx.learner.answer_logits(batch))}
 
-    def after_backward(self, ctx: TaskContext, batch, draw: Draw) -> None:
-        """Optionally edit gradients before the optimiser step."""
+    def end_task(self, ctx: TaskContext) -> dict[str, Any] | None:
+        """Called after the last step of the task, before its record is written; may return
+        facts worth logging (merged into the task's log entry)."""
 
-    def after_step(self, ctx: TaskContext) -> None:
-        """Optionally edit parameters right after the optimiser step (e.g. project an update)."""
+    def signature(self) -> torch.Tensor | None:
+        """The current task's signature, if the method computed one (stored in its record)."""
+        return None
 
-    # -- persistence ----------------------------------------------------------------------
     def state_dict(self) -> MethodState:
         return MethodState()
 

@@ -1,9 +1,10 @@
 """What a method sees of the task being trained: the contract's data side.
 
-The engine builds one :class:`TaskContext` per task. It exposes the task, its training
-examples, the learner, the read-only task memory of earlier tasks, seeded batch streams and
-teacher logits. Every random stream a method needs comes from :meth:`TaskContext.rng`, which
-derives it from (seed, purpose, task index), so methods never disturb each other's draws.
+The engine builds one frozen :class:`TaskContext` per task. It exposes the task, its training
+examples, the learner, the records of the earlier tasks (read-only), the seed and batch size,
+seeded batch streams and teacher logits, and nothing else of the run: no config, no optimiser,
+no run folder. Every random stream a method needs comes from :meth:`TaskContext.rng`, derived
+from (seed, purpose, task index), so methods never disturb each other's draws.
 """
 
 from __future__ import annotations
@@ -14,15 +15,14 @@ from typing import Hashable, Sequence
 import numpy as np
 import torch
 
-from ..config import RunConfig
+from ..cl.memory import TaskRecord
+from ..cl.teachers import Teachers
 from ..data.collate import Batch, Encoded
 from ..data.example import Example, Task
 from ..data.sampling import BatchStream
-from ..cl.memory import TaskMemory
 from ..model.adapter import State
 from ..model.learner import Learner
 from ..rng import numpy_rng
-from ..cl.teachers import Teachers
 
 
 @dataclass(frozen=True)
@@ -39,24 +39,18 @@ class Draw:
 TARGET = Draw(None)
 
 
-@dataclass
+@dataclass(frozen=True)
 class TaskContext:
-    index: int
+    index: int                          # the task's position in the stream
     task: Task
-    train: list[Example]
+    train: list[Example]                # the N examples the task trains on; a method may rewrite
+                                        # them in place in begin_task (SDFT), before the first batch
     learner: Learner
-    memory: TaskMemory
-    cfg: RunConfig
+    memory: tuple[TaskRecord, ...]      # the records of tasks 0 .. index-1
+    seed: int
+    batch_size: int
     teachers: Teachers
-    _streams: dict[Hashable, BatchStream] = field(default_factory=dict)
-
-    @property
-    def seed(self) -> int:
-        return self.cfg.seed
-
-    @property
-    def batch_size(self) -> int:
-        return self.cfg.train.batch_size
+    _streams: dict[Hashable, BatchStream] = field(default_factory=dict, repr=False, compare=False)
 
     def rng(self, purpose: str, *more: object) -> np.random.Generator:
         """A generator for ``purpose`` in this task, independent of every other purpose."""
@@ -65,19 +59,17 @@ class TaskContext:
     def encode(self, examples: Sequence[Example], where: str) -> list[Encoded]:
         return self.learner.encoder.encode_all(examples, where)
 
-    def dataset(self, source: int | None) -> tuple[Hashable, list[Example]]:
-        """(dataset id, examples) for the current task's training set or a past task's replay data."""
-        if source is None:
-            return ("target", self.index), self.train
-        return ("replay", source), list(self.memory[source].replay)
-
     def stream(self, source: int | None, purpose: str = "batches") -> BatchStream:
-        """The endless batch stream over a dataset, created on first use."""
+        """The endless seeded batch stream over the task's examples (``source=None``) or past
+        task ``source``'s replay data; one per (purpose, source), created on first use."""
         key = (purpose, source)
         if key not in self._streams:
-            data_id, examples = self.dataset(source)
-            encoded = self.encode(examples, f"task {self.task.name}" if source is None
-                                  else f"replay data of task {self.memory[source].name}")
+            if source is None:
+                data_id, examples, where = ("target", self.index), list(self.train), f"task {self.task.name}"
+            else:
+                record = self.memory[source]
+                data_id, examples, where = ("replay", source), list(record.replay), f"replay data of task {record.name}"
+            encoded = self.encode(examples, where)
             self.teachers.register(data_id, encoded)
             rng = self.rng(purpose, "target" if source is None else f"replay-{source}")
             keys = [(data_id, i) for i in range(len(encoded))]
@@ -85,6 +77,7 @@ class TaskContext:
         return self._streams[key]
 
     def batch(self, draw: Draw) -> Batch:
+        """The next training batch from where ``draw`` points."""
         return self.stream(draw.source).next()
 
     def snapshot_of(self, source: int) -> State:

@@ -1,35 +1,35 @@
 """Method names, presets, and the checked ``method`` config section.
 
-``METHODS`` maps a name to the class implementing it (as an import path, so nothing is
-imported before it is asked for). ``PRESETS`` are named parameter settings of a method, such
+``METHODS`` maps a name to the class implementing it. ``PRESETS`` are named parameter settings of a method, such
 as the paper's routing-policy variants of TSR; a preset's parameters can still be overridden.
 """
 
 from __future__ import annotations
 
-import importlib
+import sys
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..errors import ConfigError
 from ..schema import build, to_plain
+from .agem import AGEM
 from .base import Method
+from .deal import DEAL
+from .derpp import DERPP
+from .er import ER
+from .ewc import EWC
+from .gainlora import GainLoRA
+from .l2_anchor import L2Anchor
+from .lwf import LwF
+from .olora import OLoRA
+from .param_init import ParamInit
+from .sdft import SDFT
+from .seqft import SeqFT
+from .tsr import TSR
 
-METHODS: Mapping[str, str] = MappingProxyType({
-    "seqft": "tsr.methods.seqft:SeqFT",
-    "er": "tsr.methods.er:ER",
-    "tsr": "tsr.methods.tsr:TSR",
-    "ewc": "tsr.methods.ewc:EWC",
-    "lwf": "tsr.methods.lwf:LwF",
-    "sdft": "tsr.methods.sdft:SDFT",
-    "agem": "tsr.methods.agem:AGEM",
-    "derpp": "tsr.methods.derpp:DERPP",
-    "param_init": "tsr.methods.param_init:ParamInit",
-    "l2_anchor": "tsr.methods.l2_anchor:L2Anchor",
-    "olora": "tsr.methods.olora:OLoRA",
-    "gainlora": "tsr.methods.gainlora:GainLoRA",
-    "deal": "tsr.methods.deal:DEAL",
+METHODS: Mapping[str, type[Method]] = MappingProxyType({
+    cls.name: cls for cls in (SeqFT, ER, TSR, EWC, LwF, SDFT, AGEM, DERPP, ParamInit, L2Anchor, OLoRA, GainLoRA, DEAL)
 })
 
 # preset -> (method, parameter overrides, description)
@@ -66,14 +66,13 @@ def method_names() -> list[str]:
 
 
 def method_class(name: str) -> type[Method]:
-    module, attr = METHODS[name].split(":")
-    return getattr(importlib.import_module(module), attr)
+    return METHODS[name]
 
 
 def describe(name: str) -> str:
     if name in PRESETS:
         return PRESETS[name][2]
-    doc = importlib.import_module(METHODS[name].split(":")[0]).__doc__ or name
+    doc = sys.modules[METHODS[name].__module__].__doc__ or name
     return doc.strip().splitlines()[0]
 
 

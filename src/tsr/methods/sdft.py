@@ -115,5 +115,5 @@ class SDFT(Method):
                 kept += answer is not None
                 rewritten.append(example if answer is None else Example(example.prompt, answer))
         # Replace the training set before any batch stream over it exists.
-        ctx.train = rewritten
+        ctx.train[:] = rewritten  # in place: the batch streams are built from it on the first step
         return {"rewrites_kept": kept, "rewrites_total": len(rewritten)}

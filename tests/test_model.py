@@ -92,7 +92,7 @@ def test_base_weights_are_bit_identical_after_training(make_config):
     from tsr.engine.results import Results
     from tsr.engine.rundir import RunDir
 
-    spec = resolve_method(plan.cfg.method)
+    spec = plan.cfg.method
     run = RunDir(plan.cfg.out_dir + "/base-check")
     run.create("", {"fingerprint": "x"})
     results = Results(plan.stream.names, [t.kind.value for t in plan.stream], "tsr", 0)

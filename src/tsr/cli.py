@@ -119,12 +119,10 @@ def cmd_methods(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_config(args: argparse.Namespace, console: Console) -> int:
-    from .config import dump_yaml, load_config, with_method
-    from .methods.registry import resolve_method
+    from .config import dump_yaml, load_config
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
-    cfg = with_method(cfg, resolve_method(cfg.method).to_config())
     sys.stdout.write(dump_yaml(cfg))
     return 0
 

@@ -1,11 +1,13 @@
 """The run configuration: one strict, typed schema.
 
-A config is built from (1) the dataclass defaults below, which are the reference paper's
-hyperparameters (Appendix "Full-stream setup"), (2) an optional bundled preset named by the
-file's ``preset:`` key or given on the command line, (3) a YAML file and (4) ``key.sub=value``
-overrides, in that order. Unknown keys and bad values are errors naming the key's path. The
-``method`` section is checked against the chosen method's own parameter dataclass by
-:mod:`tsr.methods.registry`.
+A config is built from (1) the dataclass defaults (the sections here and in
+:mod:`tsr.model.settings`), which are the reference paper's hyperparameters (Appendix
+"Full-stream setup"), (2) an optional bundled config preset named by the file's ``preset:``
+key or given on the command line, (3) a YAML file and (4) ``key.sub=value`` overrides, in that
+order. The config presets are the only place a default differs from the dataclasses. Unknown
+keys and bad values are errors naming the key's path. The ``method`` section is typed when the
+config is built: the chosen method's (or method preset's) parameter dataclass checks it
+(:mod:`tsr.methods.registry`).
 """
 
 from __future__ import annotations
@@ -22,53 +24,11 @@ from typing import Any, Literal
 import yaml
 
 from .errors import ConfigError
+from .methods.registry import MethodSpec, resolve_method
+from .model.settings import LoraConfig, ModelConfig
 from .schema import build, require, to_plain
 
 PRESET_DIR = "presets"
-
-
-@dataclass
-class ModelConfig:
-    """Backbone: ``path`` is ``bundled`` (the package's tiny base), a local folder or a hub id.
-
-    ``compile`` runs each transformer block (forward and backward) through ``torch.compile``
-    with dynamic shapes (see :mod:`tsr.model.learner`): one compilation of one block per
-    process, then fused kernels; results agree with eager execution to float rounding, not bit
-    for bit. ``auto`` compiles on the CPU where a C++ compiler is installed and runs eager
-    everywhere else.
-    """
-
-    path: str = "bundled"
-    preset: str | None = None
-    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
-    device: str = "auto"
-    trust_remote_code: bool = False
-    chat_template: bool = False
-    threads: int = 0
-    compile: bool | Literal["auto"] = False
-
-    def check(self, path: str) -> None:
-        require(bool(self.path), f"{path}.path", "must not be empty")
-        require(self.threads >= 0, f"{path}.threads", "must be >= 0 (0 keeps torch's default)")
-        require(self.device == "auto" or self.device.split(":")[0] in ("cpu", "cuda", "mps"),
-                f"{path}.device", f"{self.device!r} is not auto, cpu, cuda, cuda:N or mps")
-
-
-@dataclass
-class LoraConfig:
-    """One LoRA adapter on the attention projections (paper: r=16, alpha=32, q/k/v/o)."""
-
-    r: int = 16
-    alpha: float = 32.0
-    dropout: float = 0.0
-    targets: str | list[str] = "auto"
-
-    def check(self, path: str) -> None:
-        require(self.r >= 1, f"{path}.r", "must be >= 1")
-        require(self.alpha > 0, f"{path}.alpha", "must be > 0")
-        require(0.0 <= self.dropout < 1.0, f"{path}.dropout", "must be in [0, 1)")
-        if isinstance(self.targets, list):
-            require(len(self.targets) > 0, f"{path}.targets", "must list at least one module name")
 
 
 @dataclass
@@ -141,14 +101,16 @@ class RunConfig:
     stream: StreamConfig = field(default_factory=StreamConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
-    method: dict[str, Any] = field(default_factory=lambda: {"name": "tsr"})
+    method: MethodSpec = field(default_factory=lambda: resolve_method({"name": "tsr"}))
 
     def check(self, path: str) -> None:
         require(self.seed >= 0, "seed", "must be >= 0")
-        require(isinstance(self.method.get("name"), str), "method.name", "must name a method")
 
     def to_dict(self) -> dict[str, Any]:
-        return to_plain(self)
+        """Plain data; the method section as ``{name, **parameters}``."""
+        data = to_plain(dataclasses.replace(self, method=None))
+        data["method"] = self.method.to_config()
+        return data
 
     def fingerprint(self) -> str:
         """Hash of everything that can change results (not where or under what name it is saved)."""
@@ -251,12 +213,23 @@ def resolve_layers(config: str | Path | None, overrides: list[str]) -> dict[str,
 
 
 def load_config(config: str | Path | None = None, overrides: list[str] | None = None) -> RunConfig:
-    """A checked :class:`RunConfig` (method parameters are checked later by the registry)."""
-    return build(RunConfig, resolve_layers(config, list(overrides or [])))
+    """A checked :class:`RunConfig`, its ``method`` section typed by the method's parameters."""
+    return from_plain(resolve_layers(config, list(overrides or [])))
 
 
-def with_method(cfg: RunConfig, method: dict[str, Any]) -> RunConfig:
-    return dataclasses.replace(cfg, method=dict(method))
+def from_plain(data: dict[str, Any]) -> RunConfig:
+    """A checked :class:`RunConfig` from plain data such as :meth:`RunConfig.to_dict` gives."""
+    data = dict(data)
+    section = data.pop("method", None)
+    cfg = build(RunConfig, data)
+    return cfg if section is None else with_method(cfg, section)
+
+
+def with_method(cfg: RunConfig, section: dict[str, Any]) -> RunConfig:
+    """``cfg`` with the method ``section`` (``{name, **parameters}``) checked and typed."""
+    if not isinstance(section, dict):
+        raise ConfigError(f"config key 'method': expected a mapping with a name, found {type(section).__name__}")
+    return dataclasses.replace(cfg, method=resolve_method(section))
 
 
 def dump_yaml(cfg: RunConfig) -> str:

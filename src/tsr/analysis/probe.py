@@ -32,7 +32,7 @@ from typing import Callable, Iterable
 import torch
 
 from ..atomic import write_json, write_text
-from ..config import RunConfig, dump_yaml
+from ..config import RunConfig, dump_yaml, with_method
 from ..data.example import Example, Stream, Task
 from ..data.sampling import draw_indices
 from ..data.streams import load_stream
@@ -186,7 +186,7 @@ def load_probe_stream(cfg: RunConfig) -> Stream:
 
 
 def probe_dir(cfg: RunConfig, stream: Stream) -> Path:
-    base = dataclasses.replace(cfg, method={"name": "seqft"}, seed=0)
+    base = dataclasses.replace(with_method(cfg, {"name": "seqft"}), seed=0)
     return Path(cfg.out_dir) / f"probe-{stream.name}-{base.fingerprint()}"
 
 
@@ -210,7 +210,7 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
     if bad:
         raise ConfigError(f"--checkpoints: step {bad[0]} is not between 1 and train.steps - 1 ({cfg.train.steps - 1})")
     arms_dir = Path(out) / "arms"
-    config_text = dump_yaml(dataclasses.replace(cfg, method={"name": "seqft"}))
+    config_text = dump_yaml(with_method(cfg, {"name": "seqft"}))
     saved = Path(out) / "config.yaml"
     if saved.is_file() and saved.read_text() != config_text:
         # arms of two configs must never be mixed in one matrix

@@ -13,14 +13,14 @@ from pathlib import Path
 
 import torch
 
-from ..config import RunConfig, dump_yaml, with_method
+from ..config import RunConfig, dump_yaml
 from ..data.example import Stream
 from ..data.sampling import draw_indices
 from ..data.streams import load_stream
 from .loop import Plan, Reporter, run_stream
 from ..errors import ConfigError
 from ..cl.memory import TaskMemory, load_memory
-from ..methods.registry import MethodSpec, resolve_method
+from ..methods.registry import MethodSpec
 from ..model.learner import build_learner
 from .results import Results, load_results
 from ..rng import numpy_rng
@@ -62,8 +62,7 @@ def run_name(cfg: RunConfig, stream: Stream, method: str) -> str:
 
 def prepare(cfg: RunConfig) -> tuple[Plan, MethodSpec]:
     """Check and load everything a run needs; writes nothing."""
-    spec = resolve_method(cfg.method)
-    cfg = with_method(cfg, spec.to_config())
+    spec = cfg.method
     stream = load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options, cfg.stream.order, cfg.seed)
     spec.cls.validate(spec.params, stream, cfg)
     budgets, replays, tests = draw_data(cfg, stream)

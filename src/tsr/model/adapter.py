@@ -18,7 +18,7 @@ from typing import Iterator
 import torch
 from torch import nn
 
-from ..config import LoraConfig
+from .settings import LoraConfig
 from ..errors import ModelError
 from ..rng import torch_rng
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from ..config import ModelConfig
+from .settings import ModelConfig
 from ..errors import ModelError
 from .presets import check_config, check_folder, download_hint, get_preset
 

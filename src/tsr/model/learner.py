@@ -22,15 +22,15 @@ import os
 import shutil
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Iterator
+from typing import Any, Iterator, Protocol
 
 import torch
 
-from ..config import RunConfig
 from ..data.collate import IGNORE, Batch, Encoder
 from ..errors import ModelError
 from .adapter import BLOCK_LISTS, SKIP_MODULES, Adapter, State, attach_lora, frozen_parameter_names, init_lora_weights
 from .backbone import Backbone, load_backbone
+from .settings import LoraConfig, ModelConfig
 
 
 @dataclass
@@ -192,7 +192,16 @@ def takes_logits_to_keep(model: torch.nn.Module) -> bool:
     return "logits_to_keep" in inspect.signature(type(inner).forward).parameters
 
 
-def build_learner(cfg: RunConfig) -> Learner:
+class LearnerConfig(Protocol):
+    """What :func:`build_learner` reads of a run config."""
+
+    seed: int
+    model: ModelConfig
+    lora: LoraConfig
+    stream: Any  # its max_length
+
+
+def build_learner(cfg: LearnerConfig) -> Learner:
     """Load the backbone, attach the adapter at the shared initialisation of ``cfg.seed``."""
     backbone = load_backbone(cfg.model)
     model = attach_lora(backbone.model, cfg.lora, cfg.seed)

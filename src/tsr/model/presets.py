@@ -1,13 +1,13 @@
 """Backbone presets: the four base models of the reference paper and their facts.
 
-A preset names a released checkpoint and records what the paper and the checkpoint's own
-``config.json`` say about it: hub id, training dtype, the paper's batch size, the LoRA
-targets, and the architecture. ``model.preset`` in a run config selects one; the bundled
-config presets of the same names (``tsr run qwen2.5-0.5b ...``) set ``model.path`` to the hub
-id, ``model.preset`` and ``train.batch_size``. With a preset selected, the backbone loader
-checks that the folder it loads is that architecture (``model_type``, hidden size, layers and
-heads must match the facts below) and, when the weights cannot be fetched, says what to
-download and where to point ``model.path``.
+A backbone preset names a released checkpoint and records what the paper and the checkpoint's
+own ``config.json`` say about it: hub id, training dtype, the LoRA targets, and the
+architecture. ``model.preset`` in a run config selects one; the bundled config presets of the
+same names (``tsr run qwen2.5-0.5b ...``) set ``model.path`` to the hub id and
+``model.preset``, and the paper's ``train.batch_size`` where it differs from the default.
+With a preset selected, the backbone loader checks that the folder it loads is that
+architecture (``model_type``, hidden size, layers and heads must match the facts below) and,
+when the weights cannot be fetched, says what to download and where to point ``model.path``.
 
 Sources of the architecture facts (each value is the checkpoint's ``config.json``):
 
@@ -72,7 +72,6 @@ class BackbonePreset:
     name: str
     hub_id: str
     dtype: str
-    batch_size: int
     lora_targets: tuple[str, ...]
     arch: Architecture
     notes: str = ""
@@ -83,20 +82,20 @@ _LLAMA3_ROPE = MappingProxyType({"rope_type": "llama3", "factor": 32.0, "high_fr
 
 BACKBONES: Mapping[str, BackbonePreset] = MappingProxyType({
     "qwen2.5-0.5b": BackbonePreset(
-        "qwen2.5-0.5b", "Qwen/Qwen2.5-0.5B-Instruct", "bfloat16", 4, QKVO,
+        "qwen2.5-0.5b", "Qwen/Qwen2.5-0.5B-Instruct", "bfloat16", QKVO,
         Architecture("qwen2", 896, 24, 14, 2, 4864, 151936, 64, 1_000_000.0, True, 32768, 1e-6),
         "the paper's main backbone"),
     "qwen2.5-7b": BackbonePreset(
-        "qwen2.5-7b", "Qwen/Qwen2.5-7B-Instruct", "bfloat16", 2, QKVO,
+        "qwen2.5-7b", "Qwen/Qwen2.5-7B-Instruct", "bfloat16", QKVO,
         Architecture("qwen2", 3584, 28, 28, 4, 18944, 152064, 128, 1_000_000.0, False, 32768, 1e-6),
         "the paper's scale check"),
     "llama3.2-1b": BackbonePreset(
-        "llama3.2-1b", "meta-llama/Llama-3.2-1B-Instruct", "bfloat16", 4, QKVO,
+        "llama3.2-1b", "meta-llama/Llama-3.2-1B-Instruct", "bfloat16", QKVO,
         Architecture("llama", 2048, 16, 32, 8, 8192, 128256, 64, 500_000.0, True, 131072, 1e-5,
                      MappingProxyType({"rope_scaling": _LLAMA3_ROPE})),
         "robustness check; gated on the hub (accept Meta's licence first)"),
     "gemma3-1b": BackbonePreset(
-        "gemma3-1b", "google/gemma-3-1b-it", "bfloat16", 4, QKVO,
+        "gemma3-1b", "google/gemma-3-1b-it", "bfloat16", QKVO,
         Architecture("gemma3_text", 1152, 26, 4, 1, 6912, 262144, 256, 1_000_000.0, True, 32768, 1e-6,
                      MappingProxyType({"rope_local_base_freq": 10_000.0, "sliding_window": 512,
                                        "sliding_window_pattern": 6, "query_pre_attn_scalar": 256})),

@@ -222,7 +222,11 @@ def from_plain(data: dict[str, Any]) -> RunConfig:
     data = dict(data)
     section = data.pop("method", None)
     cfg = build(RunConfig, data)
-    return cfg if section is None else with_method(cfg, section)
+    if section is None:
+        return cfg
+    if isinstance(section, dict) and "name" not in section:
+        section = {"name": cfg.method.name, **section}  # parameters of the default method
+    return with_method(cfg, section)
 
 
 def with_method(cfg: RunConfig, section: dict[str, Any]) -> RunConfig:

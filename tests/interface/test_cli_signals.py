@@ -30,6 +30,7 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+@pytest.mark.slow
 def test_sigterm_stops_the_probe_and_its_workers(tiny_model, toy_stream, tmp_path):
     out = tmp_path / "p"
     cmd = [sys.executable, "-m", "tsr", "probe", "paper", f"model.path={tiny_model}", f"stream.source={toy_stream}",

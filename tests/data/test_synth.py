@@ -259,7 +259,7 @@ def test_the_documented_relation_table_is_the_codes():
     """docs/synthetic.md's table of synth-trace's designed relations is relation_table's."""
     from pathlib import Path
 
-    text = (Path(__file__).parents[1] / "docs" / "synthetic.md").read_text(encoding="utf-8")
+    text = (Path(__file__).parents[2] / "docs" / "synthetic.md").read_text(encoding="utf-8")
     lines = text[text.index("| source \\ target |"):].splitlines()
     targets = [c.strip() for c in lines[0].strip("|").split("|")[1:]]
     documented = {}

@@ -25,6 +25,7 @@ def test_plan_jobs_counts():
     assert {j.source for j in jobs if j.arm == "mixed"} == set(stream.names) - {"stance"}
 
 
+@pytest.mark.slow
 def test_probe_runs_resumes_and_reports(tiny_model, toy_stream, tmp_path, capsys):
     args = ["probe", "paper", f"model.path={tiny_model}", f"stream.source={toy_stream}", "train.steps=3",
             "stream.budget=3", "stream.test_cap=4", "stream.max_length=48", "train.lr=3e-3", "model.threads=1",

@@ -8,7 +8,7 @@ import pytest
 from tsr.methods.registry import METHODS
 from tsr.schema import to_plain
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "methods.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "methods.md"
 BASELINES = ["ewc", "lwf", "sdft", "agem", "derpp", "param_init", "l2_anchor"]
 
 

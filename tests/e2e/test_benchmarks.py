@@ -14,7 +14,7 @@ from conftest import shared_data
 from tsr.config import load_config
 from tsr.engine.run import execute
 
-pytestmark = pytest.mark.shared_data
+pytestmark = [pytest.mark.shared_data, pytest.mark.slow]
 
 CASES = {
     "trace8": ("trace/LLM-CL-Benchmark_500", {"tasks": ["FOMC", "NumGLUE-cm"]}, "tsr",

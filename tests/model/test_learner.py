@@ -201,6 +201,7 @@ def _needs_cpp():
         pytest.skip("torch.compile on the CPU needs a C++ compiler")
 
 
+@pytest.mark.slow
 def test_compiled_blocks_run_eager_while_a_hook_is_set(tiny_model, monkeypatch):
     """Batch forwards run the compiled blocks; while any forward hook sits on the model (as GPM,
     GainLoRA, branch and wavelet adapters set) they run eager, so the hook fires on every call;
@@ -269,6 +270,7 @@ def test_compile_without_a_cpp_compiler_is_a_clear_error(tiny_model, monkeypatch
     assert learner_for(tiny_model, "model.compile=auto", "model.device=cpu").compiled is True
 
 
+@pytest.mark.slow
 def test_compiled_learner_matches_eager_logits_and_gradients(tiny_model):
     """``model.compile=true``: the same logits and adapter gradients as eager execution, to
     float rounding, on two batch shapes (one compilation with dynamic shapes serves both)."""

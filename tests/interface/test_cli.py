@@ -83,6 +83,7 @@ def test_every_command_has_help_with_an_example():
         assert "example" in sub.format_help(), name
 
 
+@pytest.mark.slow
 def test_console_script_exits_cleanly_on_bad_input():
     proc = subprocess.run([sys.executable, "-m", "tsr", "run", "paper", "stream.budget=-1"],
                           capture_output=True, text=True)

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import importlib.util
 
+import pytest
+
 from conftest import ROOT
+
+pytestmark = pytest.mark.slow
 
 
 def test_bench_runs_a_two_task_stream_on_a_tiny_lookalike(capsys):

@@ -63,6 +63,7 @@ def test_missing_or_corrupt_bundled_files_are_one_line_errors(tmp_path, monkeypa
     assert fragment in str(err.value) and "\n" not in str(err.value)
 
 
+@pytest.mark.slow
 def test_default_run_on_the_bundled_base(tmp_path, capsys):
     """`tsr run` with the default preset, shortened: TSR on synth-trace, saved and printed."""
     from tsr.cli import main

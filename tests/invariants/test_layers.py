@@ -1,0 +1,94 @@
+"""The package's layers: every import inside ``tsr`` points down (or stays in its layer), and the
+package root holds only the interface, the config and the foundation (docs/architecture.md)."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "tsr"
+
+# bottom to top; a module may import its own layer and the layers before it
+LAYERS = ["foundation", "data", "model", "cl", "methods", "config", "engine", "analysis", "interface"]
+ROOT_MODULES = {"errors": "foundation", "rng": "foundation", "atomic": "foundation", "schema": "foundation",
+                "config": "config", "cli": "interface", "display": "interface", "__main__": "interface",
+                "__init__": "foundation"}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    assert parts[0] == "tsr", module
+    if len(parts) == 1:
+        return "foundation"  # the package itself: its version
+    if parts[1] in ROOT_MODULES:
+        return ROOT_MODULES[parts[1]]
+    assert parts[1] in LAYERS, f"tsr.{parts[1]} is in no layer"
+    return parts[1]
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE.parent).with_suffix("")
+    parts = list(rel.parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(path: Path) -> list[tuple[int, str]]:
+    """(line, absolute module) of every import of a ``tsr`` module in the file, lazy ones too."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
+    return imports_in(path.read_text(encoding="utf-8"), package)
+
+
+def imports_in(source: str, package: str) -> list[tuple[int, str]]:
+    """The ``tsr`` imports of ``source``, a module of ``package``."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "tsr":
+                continue
+            # "from tsr.x import y" may import the module tsr.x.y
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.append((node.lineno, sub if _is_module(sub) else target))
+        elif isinstance(node, ast.Import):
+            found += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "tsr"]
+    return found
+
+
+def _is_module(name: str) -> bool:
+    path = PACKAGE.parent.joinpath(*name.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+MODULES = sorted(PACKAGE.rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: module_name(p))
+def test_no_import_points_upward(path):
+    here = layer_of(module_name(path))
+    upward = [(line, target) for line, target in imports_of(path)
+              if LAYERS.index(layer_of(target)) > LAYERS.index(here)]
+    assert not upward, f"{module_name(path)} ({here}) imports upward: " + ", ".join(
+        f"line {line}: {target} ({layer_of(target)})" for line, target in upward)
+
+
+def test_the_root_holds_only_the_interface_config_and_foundation():
+    root = {p.stem for p in PACKAGE.glob("*.py")}
+    assert root <= set(ROOT_MODULES), f"modules at the package root: {sorted(root - set(ROOT_MODULES))}"
+    folders = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    assert folders == set(LAYERS) - {"foundation", "config", "interface"}
+
+
+def test_the_walker_sees_an_upward_import():
+    """Negative control: a model module importing the engine, lazily inside a function, is
+    reported as upward."""
+    found = imports_in("def f():\n    from ..engine.loop import train_on\n", "tsr.model")
+    assert found == [(2, "tsr.engine.loop")]
+    assert LAYERS.index(layer_of(found[0][1])) > LAYERS.index("model")

@@ -36,14 +36,25 @@ class StreamConfig:
     """Which tasks, in which order, and how much of each a run sees."""
 
     source: str = "synth-trace"
+    """a benchmark name (`synth-trace`, `synth-numglue`, `synth`, `trace8`, `trace8_hub`,
+    `numglue8`, `pp15`, `superni`) or a stream YAML file"""
     root: str | None = None
+    """data folder of benchmarks read from disk"""
     options: dict[str, Any] = field(default_factory=dict)
+    """benchmark-specific options, checked by the benchmark"""
     order: str | list[str] = "canonical"
+    """`canonical`, `reversed`, `shuffle` (run seed), `shuffle:K`, or a list of task names"""
     budget: int = 50
+    """N: the target examples each task trains on, drawn from its pool by seed"""
     test_cap: int = 500
+    """at most this many test examples per task (the first ones)"""
     max_length: int = 384
+    """prompt + answer + EOS in tokens; the prompt is cut from the left"""
     replay_per_task: int = 100
+    """replay data each finished task leaves in the task memory"""
     replay_source: Literal["pool", "budget"] = "pool"
+    """`pool` (drawn from the task's pool, as the paper's code does) or `budget` (the N examples it
+    trained on)"""
 
     def check(self, path: str) -> None:
         require(bool(self.source), f"{path}.source", "must not be empty")
@@ -64,12 +75,21 @@ class TrainConfig:
     """
 
     steps: int = 500
+    """optimiser steps per task"""
     lr: float = 1e-4
+    """AdamW learning rate (a fresh AdamW per task)"""
     batch_size: int = 4
+    """examples per optimiser step"""
     weight_decay: float = 0.01
+    """torch's AdamW default, as in the paper's code"""
     grad_clip: float | None = None
+    """clip the adapter's gradient norm to this value; null: no clipping (the paper's code does not
+    clip)"""
     teacher: Literal["auto", "cached", "batch"] = "auto"
+    """distillation targets: `cached` (exact per-example cache), `batch` (recomputed per batch);
+    `auto` = cached on CPU, batch on GPUs"""
     teacher_cache_mb: float = 2048.0
+    """memory budget of the teacher cache (changes speed, never results)"""
 
     def check(self, path: str) -> None:
         require(self.steps >= 1, f"{path}.steps", "must be >= 1")
@@ -85,7 +105,9 @@ class EvalConfig:
     """Evaluation after each task; ``all_tasks`` also scores unseen tasks and the zero-shot row."""
 
     batch_size: int = 16
+    """examples per evaluation forward pass"""
     all_tasks: bool = False
+    """evaluate every task after each task, and the zero-shot row before the first"""
 
     def check(self, path: str) -> None:
         require(self.batch_size >= 1, f"{path}.batch_size", "must be >= 1")
@@ -94,14 +116,19 @@ class EvalConfig:
 @dataclass
 class RunConfig:
     seed: int = 0
+    """every random draw derives from it (budgets, replay data, batches, the shared initialisation)"""
     out_dir: str = "runs"
+    """where run directories go"""
     name: str | None = None
+    """the run directory's name; default `<stream>-<method>-s<seed>-<fingerprint>`"""
     model: ModelConfig = field(default_factory=ModelConfig)
     lora: LoraConfig = field(default_factory=LoraConfig)
     stream: StreamConfig = field(default_factory=StreamConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
     method: MethodSpec = field(default_factory=lambda: resolve_method({"name": "tsr"}))
+    """the method or method preset (`method.name`, `tsr methods`) and that method's parameters
+    (`method.*`, below)"""
 
     def check(self, path: str) -> None:
         require(self.seed >= 0, "seed", "must be >= 0")
@@ -238,3 +265,115 @@ def with_method(cfg: RunConfig, section: dict[str, Any]) -> RunConfig:
 
 def dump_yaml(cfg: RunConfig) -> str:
     return yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True)
+
+
+# -- the reference page: docs/config.md is generated from the dataclasses and the presets ------
+REFERENCE_INTRO = """# Configuration
+
+<!-- Generated from the config dataclasses and the bundled presets by
+     `python -m tsr.config > docs/config.md`; a test fails when this page is stale. -->
+
+A run is described by one typed config (`tsr/config.py`, with the `model` and `lora` sections in
+`tsr/model/settings.py`). It is built from
+
+1. the defaults below, which are the reference paper's hyperparameters (Appendix "Full-stream
+   setup");
+2. a bundled config preset (table below) or a YAML file, which may start from a preset with a
+   top-level `preset:` key; the presets are the only place a default differs from the table;
+3. `key.sub=value` overrides on the command line (values are parsed as YAML: `[a, b]`,
+   `true`, `inf`, `1e-4`).
+
+Unknown keys and bad values are errors that name the key's path
+(`unknown config key 'train.lrr' (valid keys in 'train': steps, lr, ...)`). `tsr config
+[CONFIG] [key=value ...]` prints the resolved config; every run directory keeps it as
+`config.yaml`, and its hash (the *fingerprint*) names the run. Choosing another method on the
+command line (`method.name=er`) drops the previous method's parameters, so `tsr run
+method.name=er` runs ER with its own defaults.
+"""
+
+
+def _attribute_docs(cls: type) -> dict[str, str]:
+    """The docstring written under each field of a dataclass."""
+    import ast
+    import inspect
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    body, docs = tree.body[0].body, {}
+    for stmt, after in zip(body, body[1:]):
+        if isinstance(stmt, ast.AnnAssign) and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
+            docs[stmt.target.id] = " ".join(str(after.value.value).split())
+    return docs
+
+
+def _cell(value: Any) -> str:
+    text = yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
+    return f"`{text}`"
+
+
+def _key_rows(cls: type, prefix: str) -> list[str]:
+    docs, rows = _attribute_docs(cls), []
+    for f in dataclasses.fields(cls):
+        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
+        if dataclasses.is_dataclass(default) and not isinstance(default, MethodSpec):
+            rows += _key_rows(type(default), f"{prefix}{f.name}.")
+        elif isinstance(default, MethodSpec):
+            rows.append(f"| `method.name` | `{default.name}` | {docs.get(f.name, '')} |")
+        else:
+            rows.append(f"| `{prefix}{f.name}` | {_cell(default)} | {docs.get(f.name, '')} |")
+    return rows
+
+
+def reference_markdown() -> str:
+    """docs/config.md: every key with its default and meaning, the config presets, and every
+    method's parameters, from the dataclasses and the bundled presets."""
+    from .methods.registry import METHODS, PRESETS
+
+    out = [REFERENCE_INTRO, "## Config presets\n", "| preset | differs from the defaults in | what it is |", "|---|---|---|"]
+    for name in preset_names():
+        text = resources.files("tsr").joinpath(PRESET_DIR, f"{name}.yaml").read_text(encoding="utf-8")
+        first = _first_sentence(text)
+        keys = ", ".join(f"`{k}`" for k in _flat_keys(_read_yaml(text, f"preset {name}")))
+        out.append(f"| `{name}` | {keys} | {first} |")
+    out += ["", "## Keys\n", "| key | default | meaning |", "|---|---|---|", *_key_rows(RunConfig, ""), ""]
+    out += ["## Method parameters\n", "`method.name` picks a method or a method preset; the other `method.*` keys are "
+            "that method's parameters (docs/methods.md says where each default comes from).\n",
+            "| method | parameters and defaults |", "|---|---|"]
+    for name in sorted(METHODS):
+        params = to_plain(METHODS[name].Params())
+        listed = ", ".join(f"`{k}={_cell(v)[1:-1]}`" for k, v in params.items()) or "none"
+        out.append(f"| `{name}` | {listed} |")
+    out += ["", "| method preset | method and parameters |", "|---|---|"]
+    for name in sorted(PRESETS):
+        base, params, _ = PRESETS[name]
+        listed = ", ".join(f"`{k}={_cell(v)[1:-1]}`" for k, v in params.items())
+        out.append(f"| `{name}` | `{base}`{': ' + listed if listed else ''} |")
+    return "\n".join(out) + "\n"
+
+
+def _first_sentence(text: str) -> str:
+    """The first sentence of a preset file's leading comment."""
+    lines = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line[1:].strip())
+    words = " ".join(lines)
+    end = words.find(". ")
+    return words if end < 0 else words[: end + 1]
+
+
+def _flat_keys(data: dict[str, Any], prefix: str = "") -> list[str]:
+    keys = []
+    for key, value in data.items():
+        if isinstance(value, dict) and key != "options":
+            keys += _flat_keys(value, f"{prefix}{key}.")
+        else:
+            keys.append(f"{prefix}{key}")
+    return keys
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(reference_markdown())

@@ -24,13 +24,28 @@ class ModelConfig:
     """
 
     path: str = "bundled"
+    """`bundled`, a local model folder, or a hub id"""
     preset: str | None = None
+    """a backbone preset (`qwen2.5-0.5b`, `qwen2.5-7b`, `llama3.2-1b`, `gemma3-1b`): the loader
+    checks the folder is that architecture and says what to download when it is missing"""
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
+    """`auto` (bf16 on CUDA where supported, fp32 elsewhere), `float32`, `bfloat16`, `float16`"""
     device: str = "auto"
+    """`auto`, `cpu`, `cuda`, `cuda:N`, `mps`"""
     trust_remote_code: bool = False
+    """passed to `from_pretrained`"""
     chat_template: bool = False
+    """wrap prompts in the tokenizer's chat template (the paper uses raw prompts)"""
     threads: int = 0
+    """torch CPU threads (0 = torch's default)"""
     compile: bool | Literal["auto"] = False
+    """`true`: each transformer block is compiled in place (`torch.compile(dynamic=True)`, regional
+    compilation: the model's blocks share one graph, so a process compiles one block), and the
+    batch forwards (training, evaluation, teachers, signatures) run through them; `auto`: only
+    on the CPU where a C++ compiler is installed. Results agree with eager ones to float
+    rounding, not bit for bit, so a compiled run has its own fingerprint. Calls made while a
+    method has a forward hook on the model (GainLoRA's GPM and gates, branch and wavelet adapters)
+    and greedy decoding run eager. `bench/compile.py` measures the gain"""
 
     def check(self, path: str) -> None:
         require(bool(self.path), f"{path}.path", "must not be empty")
@@ -44,9 +59,13 @@ class LoraConfig:
     """One LoRA adapter on the attention projections (paper: r=16, alpha=32, q/k/v/o)."""
 
     r: int = 16
+    """LoRA rank"""
     alpha: float = 32.0
+    """LoRA scaling numerator (the update is scaled by alpha / r)"""
     dropout: float = 0.0
+    """dropout on the LoRA input"""
     targets: str | list[str] = "auto"
+    """module names; `auto` resolves the attention projections per architecture"""
 
     def check(self, path: str) -> None:
         require(self.r >= 1, f"{path}.r", "must be >= 1")

@@ -68,3 +68,24 @@ def make_config(tiny_model, toy_stream, tmp_path):
         return load_config("paper", base + list(overrides))
 
     return make
+
+
+def run_interrupted(monkeypatch, cfg, index: int) -> int:
+    """Run ``cfg`` with Ctrl-C arriving as task ``index`` starts (after the tasks before it
+    finished and were saved); returns how many tasks trained before the interruption."""
+    from tsr.engine import loop
+    from tsr.engine.run import execute
+
+    original, trained = loop.train_on, []
+
+    def interrupt(*args, **kwargs):
+        if kwargs["index"] == index:
+            raise KeyboardInterrupt
+        trained.append(kwargs["index"])
+        return original(*args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(loop, "train_on", interrupt)
+        with pytest.raises(KeyboardInterrupt):
+            execute(cfg)
+    return len(trained)

@@ -16,6 +16,8 @@ from tsr.engine.results import Results
 from tsr.engine.rundir import RunDir
 from tsr.engine.run import execute, prepare
 
+from conftest import run_interrupted
+
 ALL = method_names()
 
 
@@ -67,21 +69,9 @@ def test_contract(name, make_config, tmp_path):
 
 @pytest.mark.parametrize("name", sorted(METHODS))
 def test_resume_equals_uninterrupted(name, make_config, monkeypatch):
-    from tsr.engine import loop as engine
-
     full = execute(make_config(f"method.name={name}", "train.steps=6", "name=full"))
     cfg = make_config(f"method.name={name}", "train.steps=6", "name=cut")
-    original = engine.train_on
-
-    def crash_at_second_task(*args, **kwargs):
-        if kwargs["index"] == 1:
-            raise KeyboardInterrupt
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(engine, "train_on", crash_at_second_task)
-    with pytest.raises(KeyboardInterrupt):
-        execute(cfg)
-    monkeypatch.setattr(engine, "train_on", original)
+    assert run_interrupted(monkeypatch, cfg, 1) == 1
     resumed = execute(cfg)
     assert resumed.resumed_from == 1
     assert json.loads(full.run.results_path.read_text()) == json.loads(resumed.run.results_path.read_text())

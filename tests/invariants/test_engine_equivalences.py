@@ -9,25 +9,13 @@ import pytest
 
 from tsr.engine.run import execute
 
-
-def matrices(outcome):
-    r = outcome.results
-    return r.acc, r.loss
-
-
-def final_adapter(outcome):
-    from safetensors.torch import load_file
-
-    return load_file(str(outcome.run.path / "checkpoint" / "adapter.safetensors"))
+from conftest import run_interrupted
+from outcomes import final_adapter, matrices, same_adapter
 
 
 def teacher_forwards(outcome):
     events = [json.loads(line) for line in (outcome.run.path / "progress.jsonl").read_text().splitlines()]
     return max(e.get("teacher_forwards", 0) for e in events if e["event"] == "task_end")
-
-
-def same_adapter(a, b):
-    return a.keys() == b.keys() and all(bool((a[k] == b[k]).all()) for k in a)
 
 
 def test_er_with_alpha_zero_equals_seqft(make_config):
@@ -74,25 +62,9 @@ def test_same_seed_same_results_other_seed_differs(make_config):
 
 @pytest.mark.parametrize("method", ["seqft", "er", "tsr"])
 def test_resume_equals_uninterrupted(make_config, method, monkeypatch):
-    from tsr.engine import loop as engine
-
     full = execute(make_config(f"method.name={method}", "name=full"))
     cfg = make_config(f"method.name={method}", "name=cut")
-
-    calls = {"n": 0}
-    original = engine.train_on
-
-    def crash_on_third_task(*args, **kwargs):
-        if kwargs["index"] == 2:
-            raise KeyboardInterrupt
-        calls["n"] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(engine, "train_on", crash_on_third_task)
-    with pytest.raises(KeyboardInterrupt):
-        execute(cfg)
-    monkeypatch.setattr(engine, "train_on", original)
-    assert calls["n"] == 2
+    assert run_interrupted(monkeypatch, cfg, 2) == 2
     resumed = execute(cfg)
     assert resumed.resumed_from == 2
     full_json = json.loads((full.run.path / "results.json").read_text())

@@ -19,7 +19,8 @@ from tsr.engine.rundir import RunDir
 from tsr.engine.run import execute, prepare
 from tsr.model.wavelet import filtered, haar2d, ihaar2d
 
-from test_engine_equivalences import final_adapter, matrices, same_adapter
+from conftest import run_interrupted
+from outcomes import final_adapter, matrices, same_adapter
 
 ONE_TASK = "stream.order=[parity]"
 TWO_TASKS = "stream.order=[parity, vowel]"
@@ -241,22 +242,10 @@ def test_gainlora_gates_are_causal_and_ignore_padding(make_config, tmp_path):
 @pytest.mark.parametrize("name", ["olora", "gainlora", "deal"])
 def test_resume_rebuilds_the_grown_adapter(name, make_config, monkeypatch):
     """Crash on the third task: the checkpoint holds a grown structure that must be rebuilt."""
-    from tsr.engine import loop as engine
-
     args = (f"method.name={name}", "train.steps=4", "eval.all_tasks=true")  # zero-shot row included
     full = execute(make_config(*args, "name=full"))
     cfg = make_config(*args, "name=cut")
-    original = engine.train_on
-
-    def crash(*args, **kwargs):
-        if kwargs["index"] == 2:
-            raise KeyboardInterrupt
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(engine, "train_on", crash)
-    with pytest.raises(KeyboardInterrupt):
-        execute(cfg)
-    monkeypatch.setattr(engine, "train_on", original)
+    assert run_interrupted(monkeypatch, cfg, 2) == 2
     resumed = execute(cfg)
     assert resumed.resumed_from == 2
     assert json.loads(full.run.results_path.read_text()) == json.loads(resumed.run.results_path.read_text())

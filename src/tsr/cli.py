@@ -135,10 +135,10 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from .analysis import probe as pr
-    from .config import load_config
     from .analysis.probe_report import designed_relations, write_report
-    from .errors import ConfigError
     from .analysis.transfer import arms_at, headroom_markdown, matrix_markdown
+    from .config import load_config
+    from .errors import ConfigError
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
@@ -169,9 +169,9 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     signatures = None
     relations = designed_relations(cfg.stream.source, cfg.stream.options)
     if args.signatures:
-        from .model.learner import build_learner
         from .analysis.signature_audit import audit
         from .analysis.transfer import column_best, transfer_matrix
+        from .model.learner import build_learner
 
         kinds = {t.name: t.kind.value for t in stream}
         best = column_best(transfer_matrix(arms), kinds) if any(a["arm"] == "mixed" for a in arms) else {}

@@ -7,7 +7,7 @@ from tsr.errors import ConfigError
 from tsr.data.synth.corpus import corpus_text
 from tsr.data.synth.lexicon import ADJECTIVES, LABEL_TONE, LABEL_WORDS, NOUNS, RARE_VERBS, Lexicon
 from tsr.data.synth.spec import SynthSpec, SynthTask, load_spec, relation_table
-from tsr.data.synth.streams import SYNTH_NUMGLUE, SYNTH_TRACE, build_stream
+from tsr.data.synth.streams import SYNTH_NUMGLUE, SYNTH_TRACE
 
 
 def test_shipped_streams_have_the_promised_shape():

@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from tsr.config import RunConfig, load_config, parse_override
+from tsr.config import load_config, parse_override
 from tsr.errors import ConfigError
 from tsr.methods.registry import resolve_method
 

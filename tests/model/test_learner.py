@@ -81,14 +81,13 @@ def test_teacher_forward_leaves_trainable_state_grads_and_optimizer_untouched(ti
 
 
 def test_base_weights_are_bit_identical_after_training(make_config):
-    from tsr.engine.run import execute, prepare
+    from tsr.engine.run import prepare
 
     plan, _ = prepare(make_config("method.name=tsr"))
     before = base_hash(plan.learner)
     # train through the same learner object the engine uses
     from tsr.engine.loop import run_stream
     from tsr.cl.memory import TaskMemory
-    from tsr.methods.registry import resolve_method
     from tsr.engine.results import Results
     from tsr.engine.rundir import RunDir
 

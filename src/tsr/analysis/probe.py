@@ -32,15 +32,15 @@ from typing import Callable, Iterable
 import torch
 
 from ..atomic import write_json, write_text
+from ..cl.memory import TaskRecord
 from ..config import RunConfig, dump_yaml, with_method
 from ..data.example import Example, Stream, Task
 from ..data.sampling import draw_indices
 from ..data.streams import load_stream
+from ..engine.evaluation import evaluate
 from ..engine.loop import train_on
 from ..engine.pool import run_pool
 from ..errors import ConfigError
-from ..engine.evaluation import evaluate
-from ..cl.memory import TaskRecord
 from ..methods.base import NoParams
 from ..methods.er import ER, ERParams
 from ..methods.seqft import SeqFT

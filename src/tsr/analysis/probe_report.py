@@ -6,11 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..atomic import write_json, write_text
-from .curves import curve_points, save_curves
 from ..data.example import Stream
+from .curves import curve_points, save_curves
 from .heatmap import save_heatmap
-from .transfer import (check_relations, column_best, exposure_matched, headroom, headroom_markdown, matrix_csv,
-                       matrix_markdown, relations_markdown, transfer_matrix)
+from .transfer import (
+    check_relations, column_best, exposure_matched, headroom, headroom_markdown, matrix_csv, matrix_markdown,
+    relations_markdown, transfer_matrix
+)
 
 
 def designed_relations(stream_source: str, options: dict) -> dict[str, dict[str, str]] | None:

@@ -8,17 +8,16 @@ transfer matrix's best source (top-1 hit rate, as in the reference paper's Table
 
 from __future__ import annotations
 
-
 import torch
 
+from ..cl.routing import cosine
+from ..cl.signatures import SIGNATURE_KINDS, probe_signature
 from ..config import RunConfig
 from ..data.example import Stream
 from ..data.sampling import BatchStream
 from ..model.learner import Learner
-from .probe import arm_examples
 from ..rng import numpy_rng
-from ..cl.routing import cosine
-from ..cl.signatures import SIGNATURE_KINDS, probe_signature
+from .probe import arm_examples
 
 
 def task_signatures(learner: Learner, cfg: RunConfig, stream: Stream, seed: int, kind: str,

@@ -15,8 +15,8 @@ from pathlib import Path
 import yaml
 from rich.table import Table
 
-from ..errors import RunError
 from ..engine.results import Results, load_results
+from ..errors import RunError
 
 # The paper's row order: no mechanism, rehearsal-free, rehearsal-based, TSR and its variants.
 METHOD_ORDER = ("seqft", "ewc", "lwf", "sdft", "olora", "gainlora", "deal", "agem", "derpp",

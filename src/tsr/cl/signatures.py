@@ -13,8 +13,8 @@ from typing import Literal, Sequence
 import torch
 
 from ..data.collate import Batch
-from .losses import masked_ce
 from ..model.learner import Learner
+from .losses import masked_ce
 
 SignatureKind = Literal["gradb", "gradb_norm", "gradb_last4"]
 SIGNATURE_KINDS: tuple[str, ...] = ("gradb", "gradb_norm", "gradb_last4")

@@ -20,9 +20,9 @@ from typing import Any
 import yaml
 
 from ..errors import DataError
+from .benchmarks.trace import load_trace_task
 from .example import Stream, Task, TaskKind
 from .jsonl import load_jsonl_task
-from .benchmarks.trace import load_trace_task
 
 FORMAT_KEYS = {"jsonl": ("train", "test"), "trace": ("path",)}
 COMMON_KEYS = ("name", "kind", "format")

@@ -14,8 +14,8 @@ from typing import Sequence
 
 import torch
 
-from ..data.collate import Encoded, fit
 from ..cl.losses import token_nll
+from ..data.collate import Encoded, fit
 from ..model.learner import Learner
 
 

@@ -12,23 +12,23 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import torch
 
+from ..cl.memory import TaskMemory, TaskRecord, save_record
+from ..cl.teachers import Teachers
 from ..config import RunConfig, TrainConfig
 from ..data.collate import Encoded
 from ..data.example import Example, Stream, Task
 from ..errors import RunError
-from .evaluation import Score, evaluate
-from ..cl.memory import TaskMemory, TaskRecord, save_record
 from ..methods.base import Method
 from ..methods.context import TaskContext
 from ..model.learner import Learner
-from .results import Results
 from ..rng import derive_seed
+from .evaluation import Score, evaluate
+from .results import Results
 from .rundir import RunDir
-from ..cl.teachers import Teachers
 
 LOG_EVERY = 25
 
@@ -88,7 +88,7 @@ OnStep = Callable[[int, int, int, dict[str, float]], None]
 
 
 def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Example], train: TrainConfig, *,
-             seed: int, index: int = 0, memory: Sequence[TaskRecord] = (), teachers: Teachers | None = None,
+             seed: int, index: int = 0, memory: Iterable[TaskRecord] = (), teachers: Teachers | None = None,
              dropout: bool = False, on_step: Sequence[OnStep] = (),
              on_begin: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Train the adapter on one task with ``method``: ``begin_task``, ``train.steps`` steps,
@@ -172,7 +172,7 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
             run.log("task_start", task=t, name=task.name, **info)
             report.task_start(t, plan, info)
 
-        info = train_on(learner, method, task, plan.train[t], cfg.train, seed=cfg.seed, index=t, memory=list(memory),
+        info = train_on(learner, method, task, plan.train[t], cfg.train, seed=cfg.seed, index=t, memory=memory,
                         teachers=teachers, dropout=cfg.lora.dropout > 0, on_step=[StepLog(run), report.step],
                         on_begin=begin)
         record = TaskRecord(t, task.name, task.kind.value, method.signature(),

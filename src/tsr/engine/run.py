@@ -13,17 +13,17 @@ from pathlib import Path
 
 import torch
 
+from ..cl.memory import TaskMemory, load_memory
 from ..config import RunConfig, dump_yaml
 from ..data.example import Stream
 from ..data.sampling import draw_indices
 from ..data.streams import load_stream
-from .loop import Plan, Reporter, run_stream
 from ..errors import ConfigError
-from ..cl.memory import TaskMemory, load_memory
 from ..methods.registry import MethodSpec
 from ..model.learner import build_learner
-from .results import Results, load_results
 from ..rng import numpy_rng
+from .loop import Plan, Reporter, run_stream
+from .results import Results, load_results
 from .rundir import RunDir
 
 

@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..errors import ConfigError, RunError
 from ..cl.routing import cosine
-from ..schema import require
 from ..cl.signatures import probe_signature
+from ..errors import ConfigError, RunError
+from ..schema import require
 from .context import TaskContext
 
 KEYWORDS = ("previous", "top")

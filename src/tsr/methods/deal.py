@@ -33,10 +33,10 @@ from typing import Any
 
 import torch
 
-from ..model import branches
 from ..cl.losses import masked_ce
-from ..schema import require
+from ..model import branches
 from ..model.wavelet import FILTER, attach_filter
+from ..schema import require
 from .base import Method, MethodState
 from .context import TaskContext
 

@@ -41,12 +41,12 @@ from typing import Any
 import torch
 
 from ..cl.buffer import draw_buffer, replay_pool
-from ..errors import ConfigError
 from ..cl.losses import masked_ce
+from ..errors import ConfigError
 from ..schema import require
-from .derpp_logits import TopK, stack, topk_match, topk_rows
 from .base import Method, MethodState, require_replay
 from .context import Draw, TaskContext
+from .derpp_logits import TopK, stack, topk_match, topk_rows
 
 CHUNK = 8  # examples per forward when storing logits
 

@@ -40,10 +40,10 @@ from typing import Any, Literal
 
 import torch
 
-from ..data.collate import Encoded
-from ..errors import RunError
 from ..cl.fisher import empirical_fisher, online_fisher, quadratic_penalty
 from ..cl.losses import masked_ce
+from ..data.collate import Encoded
+from ..errors import RunError
 from ..schema import require
 from .base import Method, MethodState
 from .context import Draw, TaskContext

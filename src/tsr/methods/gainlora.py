@@ -36,10 +36,10 @@ from typing import Any, Literal
 
 import torch
 
-from ..model import branches
-from ..model.gating import attach_gate
 from ..cl.gpm import Covariances, collect_layer_inputs, extend_basis, project_out, threshold_at, top_directions
 from ..cl.losses import masked_ce
+from ..model import branches
+from ..model.gating import attach_gate
 from ..schema import require
 from .base import Method, MethodState
 from .context import TaskContext

@@ -26,8 +26,8 @@ import torch
 from ..cl.fisher import quadratic_penalty
 from ..schema import require
 from .base import Method
-from .context import Draw, TaskContext
 from .carrier_source import SourcePicker, check_source, check_source_in_stream
+from .context import Draw, TaskContext
 
 
 @dataclass

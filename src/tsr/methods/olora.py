@@ -26,8 +26,8 @@ from typing import Any
 
 import torch
 
-from ..model import branches
 from ..cl.losses import masked_ce
+from ..model import branches
 from ..schema import require
 from .base import Method, MethodState
 from .context import TaskContext

@@ -26,8 +26,8 @@ from typing import Any
 import torch
 
 from .base import Method
-from .context import TaskContext
 from .carrier_source import SourcePicker, check_source, check_source_in_stream
+from .context import TaskContext
 
 
 @dataclass

@@ -36,8 +36,8 @@ import numpy as np
 import torch
 
 from ..cl.routing import cosine, route_weights, uniform_weights
-from ..schema import require
 from ..cl.signatures import probe_signature
+from ..schema import require
 from .base import Method, ce_and_distillation, require_replay
 from .context import Draw, TaskContext
 from .er import replay_or_target

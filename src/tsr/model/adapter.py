@@ -18,9 +18,9 @@ from typing import Iterator
 import torch
 from torch import nn
 
-from .settings import LoraConfig
 from ..errors import ModelError
 from ..rng import torch_rng
+from .settings import LoraConfig
 
 # Attention projections per architecture (config.model_type).
 ATTENTION_TARGETS: dict[str, tuple[str, ...]] = {
@@ -94,8 +94,7 @@ def attach_lora(model: nn.Module, cfg: LoraConfig, seed: int) -> nn.Module:
     (bound 1/sqrt(fan_in)), and zero every B. The shared initialisation is then a pure
     function of the seed.
     """
-    from peft import LoraConfig as PeftLoraConfig
-    from peft import get_peft_model
+    from peft import LoraConfig as PeftLoraConfig, get_peft_model
 
     targets = resolve_targets(model, cfg)
     peft_cfg = PeftLoraConfig(r=cfg.r, lora_alpha=cfg.alpha, lora_dropout=cfg.dropout,

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import torch
 
-from .settings import ModelConfig
 from ..errors import ModelError
 from .presets import check_config, check_folder, download_hint, get_preset
+from .settings import ModelConfig
 
 BUNDLED = "bundled"
 REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")

@@ -25,8 +25,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .branches import key
 from ..rng import torch_rng
+from .branches import key
 
 GATE = "tsr_gate"
 

@@ -11,7 +11,6 @@ SHA-256 to check against).
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import time
 from dataclasses import dataclass
@@ -21,10 +20,10 @@ from typing import Callable
 import torch
 
 from ..atomic import write_json
-from .tiny import reload_tokenizer, save_pretrained, tiny_config, tiny_model, train_tokenizer
+from ..data.synth.corpus import corpus_text
 from ..rng import derive_seed, numpy_rng
 from ..schema import require, to_plain
-from ..data.synth.corpus import corpus_text
+from .tiny import reload_tokenizer, save_pretrained, tiny_config, tiny_model, train_tokenizer
 
 
 @dataclass

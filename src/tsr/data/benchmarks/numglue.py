@@ -58,9 +58,9 @@ from typing import Any, Literal, Mapping
 from ...errors import DataError
 from ...rng import numpy_rng
 from ...schema import require
-from .options import parse_options, require_root, select_tasks
 from ..example import Example, Stream, Task, TaskKind
 from ..records import read_json_array, read_jsonl, require_mapping, string_field
+from .options import parse_options, require_root, select_tasks
 
 BENCHMARK = "numglue8"
 TYPES = tuple(f"type{k}" for k in range(1, 9))

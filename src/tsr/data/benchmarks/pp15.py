@@ -43,9 +43,9 @@ from types import MappingProxyType
 from typing import Any, Literal, Mapping
 
 from ...errors import DataError
-from .options import parse_options, require_root, select_tasks
 from ..example import Example, Stream, Task, TaskKind
 from ..records import read_json, read_json_array, require_mapping, string_field
+from .options import parse_options, require_root, select_tasks
 
 BENCHMARK = "pp15"
 GROUPS: Mapping[str, str] = MappingProxyType({"yelp": "SC", "amazon": "SC", "IMDB": "SC", "SST-2": "SC", "agnews": "TC", "dbpedia": "TC",

@@ -41,9 +41,9 @@ from types import MappingProxyType
 from typing import Any, Literal, Mapping
 
 from ...errors import ConfigError, DataError
-from .options import parse_options, require_root, select_tasks
 from ..example import Example, Stream, Task, TaskKind
 from ..records import read_json, require_mapping, string_field
+from .options import parse_options, require_root, select_tasks
 
 BENCHMARK = "superni"
 ORDERS: Mapping[str, tuple[str, ...]] = MappingProxyType({

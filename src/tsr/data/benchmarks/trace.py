@@ -39,9 +39,9 @@ from types import MappingProxyType
 from typing import Any, Literal, Mapping
 
 from ...errors import DataError
-from .options import parse_options, require_root, select_tasks
 from ..example import Example, Stream, Task, TaskKind
 from ..records import examples_from_array, nonempty
+from .options import parse_options, require_root, select_tasks
 
 SPLITS = ("train", "eval", "test")
 BENCHMARK = "trace8"

@@ -40,8 +40,8 @@ from typing import Any, Callable, Mapping
 
 from ...errors import DataError
 from ...schema import require
+from ..example import Example, Stream, Task
 from .options import parse_options, select_tasks
-from ..example import Example, Stream, Task, TaskKind
 from .trace import TRACE8
 
 BENCHMARK = "trace8_hub"

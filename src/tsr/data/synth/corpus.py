@@ -20,8 +20,10 @@ from __future__ import annotations
 import numpy as np
 
 from .families import pick, prompt
-from .lexicon import (ADJECTIVES, CARRY, JERSEYS, LABEL_TONE, LABEL_WORDS, LEVELS, MONTHS, NAMES, NOUNS,
-                      NUMBER_WORDS, PLACES, RARE_VERBS, REACTIONS, TONES, VERBS, Lexicon)
+from .lexicon import (
+    ADJECTIVES, CARRY, JERSEYS, LABEL_TONE, LABEL_WORDS, LEVELS, MONTHS, NAMES, NOUNS, NUMBER_WORDS, PLACES, RARE_VERBS,
+    REACTIONS, TONES, VERBS, Lexicon
+)
 
 # How often a reaction follows an adjective's tone: clearly for the familiar half of the
 # adjectives, faintly for the other half (chance would be 1/3).

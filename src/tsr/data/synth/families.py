@@ -39,7 +39,7 @@ from typing import Callable, Mapping
 
 import numpy as np
 
-from .lexicon import (ADJECTIVES, NAMES, NOUNS, PLACES, RARE_VERBS, VERBS, Lexicon, number_word)
+from .lexicon import ADJECTIVES, NAMES, NOUNS, PLACES, RARE_VERBS, VERBS, Lexicon, number_word
 
 Rng = np.random.Generator
 

@@ -22,10 +22,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..example import Example, Stream, Task, TaskKind
 from ...errors import ConfigError
 from ...rng import numpy_rng
 from ...schema import build, require
+from ..example import Example, Stream, Task, TaskKind
 from .families import FAMILIES, prompt
 from .lexicon import Lexicon
 from .spec import SynthSpec, SynthTask, load_spec, relation_table

@@ -11,6 +11,7 @@ import warnings
 from pathlib import Path
 
 from rich.console import Console
+from rich.markup import escape
 
 from .errors import TsrError
 
@@ -61,8 +62,9 @@ def _split_args(items: list[str]) -> tuple[str | None, list[str]]:
 
 def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from .config import load_config
-    from .display import ConsoleReporter, metrics_table, results_table
+    from .display import ConsoleReporter, metrics_table, phases_line, results_table
     from .engine.run import execute
+    from .engine.rundir import phase_seconds
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
@@ -73,19 +75,26 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
         console.print(f"[dim]resumed after task {outcome.resumed_from}[/]")
     console.print(results_table(outcome.results, title=f"results · {outcome.results.method}"))
     console.print(metrics_table(outcome.results))
+    line = phases_line(phase_seconds(outcome.run.path))
+    if line:
+        console.print(line, highlight=False)
     console.print(f"saved to {outcome.run.path}")
     return 0
 
 
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
-    from .display import metrics_table, results_table
+    from .display import metrics_table, phases_line, results_table
     from .engine.results import load_results
+    from .engine.rundir import phase_seconds
 
     for path in args.runs:
         results = load_results(Path(path))
         console.print(results_table(results, title=f"{path} · {results.method} · seed {results.seed}"))
         if results.finished:
             console.print(metrics_table(results))
+        line = phases_line(phase_seconds(Path(path)))
+        if line:
+            console.print(line, highlight=False)
     return 0
 
 
@@ -120,9 +129,11 @@ def cmd_methods(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_config(args: argparse.Namespace, console: Console) -> int:
     from .config import dump_yaml, load_config
+    from .engine.run import check_stream
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
+    check_stream(cfg)  # the stream's own checks (options, root, order, the method's needs), as `tsr run`
     sys.stdout.write(dump_yaml(cfg))
     return 0
 
@@ -158,7 +169,9 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
             if not err.is_terminal and (done % 10 == 0 or done == total):
                 err.print(f"  {done}/{total} arms")
 
-        arms = pr.run_probe(cfg, jobs, out, args.workers, progress, _csv(args.checkpoints, int) or (), stream)
+        arms = pr.run_probe(cfg, jobs, out, args.workers, progress, _csv(args.checkpoints, int) or ())
+    # the folder is shared by every order and subset of the stream: report the tasks probed now
+    arms = [a for a in arms if a["target"] in stream.names and a["source"] in (None, *stream.names)]
     if args.report_at is not None and args.report_at != cfg.train.steps:
         arms = arms_at(arms, args.report_at, cfg.train.steps)
         if not arms:
@@ -331,7 +344,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args, console)
     except TsrError as err:
-        Console(stderr=True).print(f"[red]tsr: error:[/] {err}", highlight=False, soft_wrap=True)
+        # the message is text, not markup: a path such as `runs[old]/x.yaml` must print as it is
+        Console(stderr=True).print(f"[red]tsr: error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
         return 2
     except KeyboardInterrupt:
         Console(stderr=True).print("interrupted; finished tasks are saved: run the same command again to resume")

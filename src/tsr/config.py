@@ -26,6 +26,7 @@ import yaml
 from .errors import ConfigError
 from .methods.registry import MethodSpec, resolve_method
 from .model.settings import LoraConfig, ModelConfig
+from .names import unsafe_reason
 from .schema import build, require, to_plain
 
 PRESET_DIR = "presets"
@@ -102,15 +103,37 @@ class TrainConfig:
 
 @dataclass
 class EvalConfig:
-    """Evaluation after each task; ``all_tasks`` also scores unseen tasks and the zero-shot row."""
+    """Evaluation after each task: which seen tasks are scored (``schedule``); ``all_tasks``
+    also scores unseen tasks and the zero-shot row."""
 
     batch_size: int = 16
     """examples per evaluation forward pass"""
+    schedule: str = "metrics"
+    """which seen tasks are scored after each task: `metrics` (what Overall, Plas and BWT need:
+    the task just learnt, and every task after the last one; O(K) scorings), `full` (every seen
+    task after every task: the whole lower triangle of the results matrix, O(K^2)), or
+    `every:M` (full rows after every M-th task and the last, the task just learnt otherwise)"""
     all_tasks: bool = False
-    """evaluate every task after each task, and the zero-shot row before the first"""
+    """evaluate every task after each task, and the zero-shot row before the first (implies full
+    rows)"""
 
     def check(self, path: str) -> None:
         require(self.batch_size >= 1, f"{path}.batch_size", "must be >= 1")
+        self.period(f"{path}.schedule")
+
+    def period(self, path: str = "eval.schedule") -> int:
+        """Full rows every this many tasks (1: `full`); 0 for `metrics`."""
+        word = str(self.schedule).strip()
+        if word in ("metrics", "full"):
+            return 0 if word == "metrics" else 1
+        if word.startswith("every:"):
+            try:
+                every = int(word.split(":", 1)[1])
+            except ValueError:
+                every = 0
+            require(every >= 1, path, f"{word!r} needs a whole number of tasks >= 1 after 'every:'")
+            return every
+        raise ConfigError(f"config key '{path}': {word!r} is not valid (valid: metrics, full, every:M)")
 
 
 @dataclass
@@ -132,6 +155,9 @@ class RunConfig:
 
     def check(self, path: str) -> None:
         require(self.seed >= 0, "seed", "must be >= 0")
+        require(self.name != "", "name", "must not be empty (or null for the default name)")
+        require(self.name is None or unsafe_reason(self.name) is None, "name",
+                f"{unsafe_reason(self.name or '')}; give a plain folder name")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data; the method section as ``{name, **parameters}``."""
@@ -147,6 +173,10 @@ class RunConfig:
         data["model"].pop("threads")
         if not data["model"]["compile"]:
             data["model"].pop("compile")  # eager runs keep the fingerprints they had before the key existed
+        if data["model"]["adapter_dtype"] == "float32":
+            data["model"].pop("adapter_dtype")  # likewise
+        if data["eval"]["schedule"] == "full":
+            data["eval"].pop("schedule")  # runs scored in full before the key existed keep their names
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
@@ -222,7 +252,13 @@ def resolve_layers(config: str | Path | None, overrides: list[str]) -> dict[str,
         path = Path(str(config))
         if not path.is_file():
             raise ConfigError(f"{path}: config file not found")
-        data = _read_yaml(path.read_text(encoding="utf-8"), str(path))
+        raw = path.read_bytes()
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            line = raw[: err.start].count(b"\n") + 1
+            raise ConfigError(f"{path}:{line}: not UTF-8 text ({err.reason})") from None
+        data = _read_yaml(text, str(path))
         preset = data.pop("preset", None)
         if preset is not None:
             data = merge(load_preset(str(preset)), data)

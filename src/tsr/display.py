@@ -95,3 +95,19 @@ def _signed(value: float | None) -> str:
     if value is None or math.isnan(value):
         return "-"
     return f"{value:+.3f}"
+
+
+PHASE_ORDER = ("begin", "train", "eval", "record", "checkpoint")
+
+
+def phases_line(seconds: dict[str, float]) -> str | None:
+    """Where a run's time went, e.g. ``train 312 s (85%, teacher 20 s) · eval 34 s (9%) · ...``."""
+    total = sum(seconds.get(p, 0.0) for p in PHASE_ORDER)
+    if total <= 0:
+        return None
+    parts = []
+    for phase in PHASE_ORDER:
+        value = seconds.get(phase, 0.0)
+        extra = f", teacher {seconds['teacher']:.0f} s" if phase == "train" and seconds.get("teacher") else ""
+        parts.append(f"{'probe' if phase == 'begin' else phase} {value:.0f} s ({100 * value / total:.0f}%{extra})")
+    return "time by phase: " + " · ".join(parts)

@@ -27,3 +27,15 @@ class ModelError(TsrError):
 
 class RunError(TsrError):
     """A run directory is unusable (different config, corrupt checkpoint)."""
+
+
+def reason(err: BaseException) -> str:
+    """Why reading a file failed, in a few words for a one-line error: the system's reason, the
+    missing key, or the parser's message."""
+    if isinstance(err, FileNotFoundError):
+        return "No such file or directory"  # safetensors raises it without a strerror
+    if isinstance(err, OSError) and err.strerror:
+        return err.strerror
+    if isinstance(err, KeyError):
+        return f"missing {err}"
+    return str(err)

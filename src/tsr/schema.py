@@ -133,7 +133,7 @@ def build(cls: type, data: Any, path: str = "") -> Any:
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
     unknown = [k for k in data if k not in fields]
     if unknown:
-        valid = ", ".join(fields)
+        valid = ", ".join(fields) or "none"
         raise ConfigError(f"unknown config key '{_join(path, unknown[0])}' (valid keys"
                           f"{' in ' + repr(path) if path else ''}: {valid})")
     kwargs = {name: coerce(hints[name], data[name], _join(path, name)) for name in fields if name in data}

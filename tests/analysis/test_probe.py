@@ -155,3 +155,27 @@ def test_probe_folder_refuses_arms_of_other_data(tiny_model, tmp_path):
     write_toy_stream(tmp_path / "data", seed=1)  # same files, other examples
     with pytest.raises(ConfigError, match="other data"):
         run_probe(cfg, jobs, tmp_path / "p")
+
+
+def test_probe_follows_stream_order_and_shares_arms_across_orders(tiny_model, toy_stream, tmp_path, capsys):
+    from tsr.analysis.probe import probe_dir
+
+    base = ["paper", f"model.path={tiny_model}", f"stream.source={toy_stream}", "train.steps=2", "stream.budget=2",
+            "stream.test_cap=3", "stream.max_length=48", "model.threads=1"]
+    canonical = load_config(base[0], base[1:])
+    reversed_ = load_config(base[0], base[1:] + ["stream.order=reversed"])
+    names = load_probe_stream(canonical).names
+    assert load_probe_stream(reversed_).names == names[::-1]
+    stream = load_probe_stream(canonical)
+    assert probe_dir(reversed_, stream) == probe_dir(canonical, stream)  # arms do not depend on the order
+    out = tmp_path / "p"
+    sub = f"stream.order=[{names[2]},{names[0]}]"
+    assert main(["probe", *base, sub, "--arms", "target,full", "--workers", "1", "--out", str(out)]) == 0
+    rows = lambda text: [line.split("|")[1].strip() for line in text.splitlines() if line.startswith("| ") and "task" not in line]  # noqa: E731
+    assert rows(capsys.readouterr().out) == [names[2], names[0]]  # the probed tasks, in the asked order
+    arms = {p: p.stat().st_mtime_ns for p in (out / "arms").glob("*.json")}
+    assert len(arms) == 2 * 2
+    assert main(["probe", *base, "--arms", "target,full", "--workers", "1", "--out", str(out)]) == 0  # the whole stream
+    after = {p: p.stat().st_mtime_ns for p in (out / "arms").glob("*.json")}
+    assert len(after) == 3 * 2 and all(after[p] == t for p, t in arms.items())  # earlier arms reused
+    assert rows(capsys.readouterr().out) == names

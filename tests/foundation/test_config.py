@@ -100,8 +100,13 @@ def test_runconfig_round_trips_through_plain_data():
 def test_model_compile_enters_the_fingerprint_only_when_on():
     """Compiled runs round differently, so they get their own fingerprint; eager runs keep the
     fingerprint they had before ``model.compile`` existed (pinned: the fingerprint a run of the
-    paper preset is named by, its method section resolved to every parameter), so saved runs
-    still resume."""
-    off = load_config("paper", ["model.compile=false"])
-    assert off.fingerprint() == load_config("paper").fingerprint() == "9ec5afd10b"
-    assert load_config("paper", ["model.compile=true"]).fingerprint() != off.fingerprint()
+    paper preset on synth-trace is named by, its method section resolved to every parameter), so
+    saved runs still resume. ``model.adapter_dtype`` and ``eval.schedule`` enter it the same way:
+    only when they differ from what every run did before the key existed (float32, full)."""
+    synth = ["stream.source=synth-trace", "eval.schedule=full"]
+    off = load_config("paper", [*synth, "model.compile=false"])
+    assert off.fingerprint() == load_config("paper", synth).fingerprint() == "9ec5afd10b"
+    assert load_config("paper", [*synth, "model.compile=true"]).fingerprint() != off.fingerprint()
+    assert load_config("paper", [*synth, "model.adapter_dtype=float32"]).fingerprint() == "9ec5afd10b"
+    assert load_config("paper", [*synth, "model.adapter_dtype=bfloat16"]).fingerprint() != "9ec5afd10b"
+    assert load_config("paper", synth[:1]).fingerprint() != "9ec5afd10b"  # the default schedule: metrics

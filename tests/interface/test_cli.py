@@ -140,3 +140,47 @@ def test_a_run_on_changed_data_is_refused_not_reported(tiny_model, tmp_path, cap
     err = capsys.readouterr().err
     assert "other data" in err and "Traceback" not in err
     assert before == {p: p.stat().st_mtime_ns for p in (tmp_path / "d").rglob("*")}
+
+
+def test_a_real_backbone_preset_never_falls_back_to_the_synthetic_stream(tmp_path, capsys):
+    for preset in ("paper", "qwen2.5-0.5b", "llama3.2-1b"):
+        assert main(["run", preset, "model.path=/models/x", f"out_dir={tmp_path}"]) == 2
+        err = capsys.readouterr().err.strip()
+        assert "'stream.root'" in err and "trace8" in err and len(err.splitlines()) == 1
+    assert not any(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("bad", ["stream.options.tasks=[stance]", "stream.order=[nope]"])
+def test_config_refuses_what_run_refuses(bad, tmp_path, capsys):
+    """`tsr config` runs the stream's own checks, so it never prints a config `tsr run` refuses."""
+    assert main(["run", bad, f"out_dir={tmp_path}", "--quiet"]) == 2
+    refused = capsys.readouterr().err.strip()
+    assert main(["config", bad]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == refused and captured.out == ""
+
+
+@pytest.mark.parametrize("name", ["../../x", "a/b", "..", "a\\b"])
+def test_a_run_name_that_would_leave_out_dir_is_refused(name, tiny_model, toy_stream, tmp_path, capsys):
+    out = tmp_path / "deep" / "runs"
+    args = small(tiny_model, toy_stream, out, f"name={name}")
+    assert main(["run", "paper", *args, "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "config key 'name'" in err and len(err.splitlines()) == 1
+    assert [p for p in tmp_path.rglob("*")] == []
+
+
+@pytest.mark.parametrize("where", ["task", "stream"])
+def test_a_stream_file_name_that_would_leave_out_dir_is_refused(where, tiny_model, toy_stream, tmp_path, capsys):
+    data = tmp_path / "t.jsonl"
+    data.write_text('{"prompt": "a", "answer": "b"}\n')
+    task = "../../escaped" if where == "task" else "fine"
+    stream = "../../escaped" if where == "stream" else "s"
+    spec = tmp_path / "s.yaml"
+    spec.write_text(f"name: {stream}\ntasks:\n  - {{name: '{task}', kind: generation, format: jsonl, "
+                    f"train: {data}, test: {data}}}\n")
+    out = tmp_path / "a" / "b"
+    assert main(["run", "paper", f"model.path={tiny_model}", f"stream.source={spec}", f"out_dir={out}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{spec}" in err and f"{where} name" in err and "path separator" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "a").exists() and not (tmp_path / "escaped").exists()

@@ -126,6 +126,21 @@ def test_derpp_stores_top_k_logits_of_the_finished_tasks_snapshot(plan):
     assert set(terms) == {"ce", "der", "der_ce"} and float(terms["der"].detach()) > 0
 
 
+# -- A-GEM --------------------------------------------------------------------------------------
+def test_agem_reference_gradient_in_chunks_is_the_memory_batch_gradient(plan):
+    from tsr.cl.projection import flatten
+    from tsr.methods.agem import reference_gradient
+
+    p, agem = plan("method.name=agem")
+    assert agem.params.memory_batch == 256  # the official code's episodic-memory batch
+    nudge(p.learner)
+    examples = p.learner.encoder.encode_all(p.replay[0][:10], "r")
+    params = p.learner.adapter.trainable()
+    whole = flatten(torch.autograd.grad(masked_ce(*p.learner.answer_logits(p.learner.encoder.collate(examples))), params))
+    for chunk in (1, 3, 10):
+        assert torch.allclose(reference_gradient(p.learner, examples, params, chunk), whole, rtol=1e-4, atol=1e-7)
+
+
 # -- SDFT ---------------------------------------------------------------------------------------
 def test_rewrite_prompt_is_the_prefix_with_gold_then_the_training_prompt(plan):
     p, _ = plan("method.name=sdft")
@@ -141,9 +156,19 @@ def test_rewrite_prompt_is_the_prefix_with_gold_then_the_training_prompt(plan):
 
 def test_sdft_agreement_rule():
     label = Example("Is 4 even? Answer:", " yes")
-    assert agreed_answer(label, "yes ", classification=True) == " yes"   # exact label, gold kept verbatim
-    assert agreed_answer(label, " yes, it is", classification=True) is None
-    assert agreed_answer(label, " Yes", classification=True) is None
+    assert agreed_answer(label, "yes ", classification=True) == " yes"   # the bare label
+    # the model's own wording is kept when its final answer is the gold label
+    assert agreed_answer(label, " yes, it is", classification=True) == " yes, it is"
+    assert agreed_answer(label, " Yes", classification=True) is None     # labels are case-sensitive
+    assert agreed_answer(label, " yesterday", classification=True) is None  # whole words only
+    stance = ("favor", "against", "none")
+    gold = Example("Stance?", " favor")
+    assert agreed_answer(gold, "against? no: favor", True, stance) == " against? no: favor"
+    assert agreed_answer(gold, "favor, not against", True, stance) is None  # the last label counts
+    number = Example("3 * 4 =", " 12")
+    assert agreed_answer(number, "3 * 4 = 12.0", True) == " 3 * 4 = 12.0"  # numbers compare as numbers
+    assert agreed_answer(number, "12 or 13", True) is None
+    assert agreed_answer(number, "1,200", True) is None
     text = Example("Repeat: a b\nOutput:", " a b")
     assert agreed_answer(text, " a and b", classification=False) == " a and b"
     assert agreed_answer(text, "  \n", classification=False) is None
@@ -177,6 +202,28 @@ def test_sdft_with_every_rewrite_rejected_equals_seqft(make_config, monkeypatch)
     sdft = execute(make_config("method.name=sdft", "name=sdft"))
     assert (seq.results.acc, seq.results.loss) == (sdft.results.acc, sdft.results.loss)
     assert [i["rewrites_kept"] for i in sdft.results.task_info] == [0, 0, 0]
+
+
+def test_sdft_keeps_worded_rewrites_and_differs_from_seqft_on_classification(make_config, monkeypatch):
+    """The model's own wording of a correct label is what SDFT trains on, so on classification
+    tasks it is not SeqFT (it was, bit for bit, while only the bare label could be kept)."""
+    from tsr.model.learner import Learner
+
+    def worded(self, ids, n, cache=False):
+        text = self.encoder.tokenizer.decode(ids)
+        gold = text.split("Reference answer: ", 1)[1].split("\n", 1)[0]
+        return (self.encoder.tokenizer(f" so {gold}", add_special_tokens=False)["input_ids"] + [self.encoder.eos_id])[:n]
+
+    monkeypatch.setattr(Learner, "greedy", worded)
+    seq = execute(make_config("method.name=seqft", "name=seq"))
+    sdft = execute(make_config("method.name=sdft", "name=sdft"))
+    kinds = seq.results.kinds
+    assert "classification" in kinds
+    for kind, info in zip(kinds, sdft.results.task_info):
+        assert info["rewrites_kept"] == info["rewrites_total"] > 0
+    first = kinds.index("classification")
+    assert sdft.results.acc[first][first] != seq.results.acc[first][first] or \
+        sdft.results.loss[first][first] != seq.results.loss[first][first]
 
 
 def test_sdft_rewriter_is_the_start_of_task_model_or_the_shared_initialisation(plan, monkeypatch):

@@ -295,3 +295,28 @@ def test_compiled_learner_matches_eager_logits_and_gradients(tiny_model):
                 torch.testing.assert_close(logits.detach(), reference, rtol=1e-4, atol=1e-5)
         for a, b in zip(*grads):
             torch.testing.assert_close(a, b, rtol=1e-3, atol=1e-6)
+
+
+def test_a_bfloat16_adapter_trains_on_cpu(make_config, tiny_model):
+    """`model.adapter_dtype: bfloat16` (the reference code's LoRA dtype) over a float32 base."""
+    from tsr.engine.run import execute
+
+    learner = learner_for(tiny_model, "model.adapter_dtype=bfloat16")
+    lora = {n: p for n, p in learner.adapter.named() if ".lora_" in n}
+    assert lora and all(p.dtype == torch.bfloat16 and p.requires_grad for p in lora.values())
+    assert all(p.dtype == torch.float32 for n, p in learner.model.named_parameters() if n in learner.adapter.base_names)
+    default = learner_for(tiny_model)
+    assert all(p.dtype == torch.float32 for n, p in default.adapter.named())
+    # the bf16 shared initialisation is the float32 one rounded
+    for name, p in lora.items():
+        assert torch.equal(p, default.init_state[name].to(torch.bfloat16))
+    cfg = make_config("method.name=er", "model.adapter_dtype=bfloat16", "train.steps=8", "name=bf16")
+    assert cfg.fingerprint() != make_config("method.name=er", "train.steps=8").fingerprint()
+    out = execute(cfg)
+    loss = out.results.loss
+    assert all(v is None or v == v for row in loss for v in row)  # finite scores, no NaN
+    snapshot = next((out.run.memory_root).glob("*/snapshot.safetensors"))
+    from safetensors.torch import load_file
+    state = load_file(str(snapshot))
+    assert state and all(t.dtype == torch.bfloat16 for k, t in state.items() if ".lora_" in k)
+    assert any(not torch.equal(t, default.init_state[k].to(torch.bfloat16)) for k, t in state.items() if ".lora_B." in k)

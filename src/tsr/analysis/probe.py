@@ -182,12 +182,19 @@ def _work(worker: Worker, job: Job, emit) -> dict:
 
 
 def load_probe_stream(cfg: RunConfig) -> Stream:
-    return load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options, "canonical", cfg.seed)
+    """The probed tasks, in ``stream.order`` (which tasks the matrix covers, and its row order)."""
+    return load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options, cfg.stream.order, cfg.seed)
+
+
+def _arms_config(cfg: RunConfig) -> RunConfig:
+    """What an arm's result depends on. Not the order: an arm trains one target (and one
+    source) by name from the shared initialisation, so every order shares one folder of arms."""
+    base = dataclasses.replace(with_method(cfg, {"name": "seqft"}), seed=0)
+    return dataclasses.replace(base, stream=dataclasses.replace(base.stream, order="canonical"))
 
 
 def probe_dir(cfg: RunConfig, stream: Stream) -> Path:
-    base = dataclasses.replace(with_method(cfg, {"name": "seqft"}), seed=0)
-    return Path(cfg.out_dir) / f"probe-{stream.name}-{base.fingerprint()}"
+    return Path(cfg.out_dir) / f"probe-{stream.name}-{_arms_config(cfg).fingerprint()}"
 
 
 def _saved(path: Path, checkpoints: tuple[int, ...]) -> bool:
@@ -202,21 +209,22 @@ def _saved(path: Path, checkpoints: tuple[int, ...]) -> bool:
 
 def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
               progress: Callable[[dict, int, int], None] | None = None,
-              checkpoints: Iterable[int] = (), stream: Stream | None = None) -> list[dict]:
+              checkpoints: Iterable[int] = ()) -> list[dict]:
     """Run the jobs not yet saved under ``out/arms`` (each also scored after ``checkpoints``
-    steps); return every result saved there. ``stream`` is ``cfg``'s stream, if already loaded."""
+    steps); return every result saved there."""
     checkpoints = tuple(sorted(set(checkpoints)))
     bad = [s for s in checkpoints if not 1 <= s < cfg.train.steps]
     if bad:
         raise ConfigError(f"--checkpoints: step {bad[0]} is not between 1 and train.steps - 1 ({cfg.train.steps - 1})")
     arms_dir = Path(out) / "arms"
-    config_text = dump_yaml(with_method(cfg, {"name": "seqft"}))
+    config_text = dump_yaml(dataclasses.replace(_arms_config(cfg), seed=cfg.seed))
     saved = Path(out) / "config.yaml"
     if saved.is_file() and saved.read_text() != config_text:
         # arms of two configs must never be mixed in one matrix
         raise ConfigError(f"{out}: holds probe arms of a different config (see its config.yaml); "
                           "choose another --out")
-    digest = (stream or load_probe_stream(cfg)).digest()
+    # the data the arms train on: every task of the stream, whatever order or subset is probed
+    digest = load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options).digest()
     data = Path(out) / "data.json"
     if data.is_file() and json.loads(data.read_text(encoding="utf-8")).get("digest") != digest:
         # the same config over other examples (a changed generator or data files)

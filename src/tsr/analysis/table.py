@@ -54,7 +54,17 @@ def summarise(path: Path) -> RunSummary:
     setting = "run"
     cfg_file = path / "config.yaml"
     if cfg_file.is_file():
-        cfg = yaml.safe_load(cfg_file.read_text(encoding="utf-8")) or {}
+        try:
+            cfg = yaml.safe_load(cfg_file.read_text(encoding="utf-8")) or {}
+        except UnicodeDecodeError as err:
+            raise RunError(f"{cfg_file}: not UTF-8 text ({err.reason} at byte {err.start})") from None
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            line = f":{mark.line + 1}" if mark is not None else ""
+            raise RunError(f"{cfg_file}{line}: malformed YAML ({getattr(err, 'problem', None) or err})") from None
+        if not isinstance(cfg, dict) or not all(isinstance(cfg.get(k, {}), dict) for k in ("model", "stream")):
+            raise RunError(f"{cfg_file}: not a run config (expected the mapping with model and stream "
+                           "sections that `tsr run` writes)")
         model = cfg.get("model", {}).get("preset") or cfg.get("model", {}).get("path", "?")
         source = str(cfg.get("stream", {}).get("source", "?"))
         setting = f"{Path(source).stem if source.endswith(('.yaml', '.yml')) else source} · {Path(str(model)).name}"

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Iterator
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from ..atomic import replace_dir, write_json, write_jsonl, write_tensors
 from ..data.example import Example
-from ..errors import RunError
+from ..errors import RunError, reason
 from ..model.adapter import State
 
 
@@ -84,16 +85,20 @@ def save_record(root: Path, record: TaskRecord) -> Path:
 
 
 def load_record(folder: Path, device: torch.device | str = "cpu") -> TaskRecord:
+    current = folder / "record.json"  # the file being read, for the error
     try:
-        meta = json.loads((folder / "record.json").read_text(encoding="utf-8"))
+        meta = json.loads(current.read_text(encoding="utf-8"))
+        index, name, kind = int(meta["index"]), str(meta["name"]), str(meta["kind"])
+        current = folder / "replay.jsonl"
         replay = tuple(Example(**json.loads(line)) for line in
-                       (folder / "replay.jsonl").read_text(encoding="utf-8").splitlines() if line.strip())
-        snapshot = {k: v.to(device).clone() for k, v in load_file(str(folder / "snapshot.safetensors")).items()}
-        sig_file = folder / "signature.safetensors"
-        signature = load_file(str(sig_file))["signature"].clone() if sig_file.is_file() else None
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise RunError(f"{folder}: corrupt task-memory record ({err})") from None
-    return TaskRecord(int(meta["index"]), str(meta["name"]), str(meta["kind"]), signature, replay, snapshot)
+                       current.read_text(encoding="utf-8").splitlines() if line.strip())
+        current = folder / "snapshot.safetensors"
+        snapshot = {k: v.to(device).clone() for k, v in load_file(str(current)).items()}
+        current = folder / "signature.safetensors"
+        signature = load_file(str(current))["signature"].clone() if current.is_file() else None
+    except (OSError, ValueError, KeyError, TypeError, SafetensorError) as err:
+        raise RunError(f"{current}: corrupt task-memory record ({reason(err)})") from None
+    return TaskRecord(index, name, kind, signature, replay, snapshot)
 
 
 def load_memory(root: Path, names: list[str], device: torch.device | str = "cpu") -> TaskMemory:
@@ -103,5 +108,9 @@ def load_memory(root: Path, names: list[str], device: torch.device | str = "cpu"
         folder = record_dir(root, index, name)
         if not folder.is_dir():
             raise RunError(f"{folder}: task-memory record missing; the run directory is incomplete")
-        memory.add(load_record(folder, device))
+        record = load_record(folder, device)
+        if (record.index, record.name) != (index, name):
+            raise RunError(f"{folder / 'record.json'}: corrupt task-memory record (it names task {record.index} "
+                           f"{record.name!r}, not task {index} {name!r})")
+        memory.add(record)
     return memory

@@ -15,6 +15,7 @@ Two modes give the same distillation target up to floating-point rounding:
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from typing import Hashable, Literal, Sequence
 
@@ -38,6 +39,12 @@ class Teachers:
         self._cache: OrderedDict[tuple, torch.Tensor] = OrderedDict()
         self._bytes = 0
         self.forwards = 0  # teacher forward passes run (for benchmarks and tests)
+        self.seconds = 0.0  # wall time spent in them
+
+    @property
+    def cached_mb(self) -> float:
+        """Memory held by cached teacher logits."""
+        return self._bytes / 2**20
 
     def register(self, data_id: Hashable, encoded: Sequence[Encoded]) -> None:
         """Make a dataset's examples known, so an example key (data_id, i) can be chunked."""
@@ -57,7 +64,10 @@ class Teachers:
         """Teacher logits shaped like the batch's, float32, on the learner's device."""
         if self.mode == "batch" or not batch.keys:
             self.forwards += 1
-            return self.learner.logits_under(state, batch)
+            started = time.perf_counter()
+            out = self.learner.logits_under(state, batch)
+            self.seconds += time.perf_counter() - started
+            return out
         rows = [self._example(ref, state, key) for key in batch.keys]
         width = batch.input_ids.shape[1]
         out = torch.zeros((len(rows), width, rows[0].shape[-1]), dtype=torch.float32,
@@ -78,7 +88,9 @@ class Teachers:
         encoded = [self._data[data_id][i] for i in members]
         chunk_batch = self.learner.encoder.collate(encoded)
         self.forwards += 1
+        started = time.perf_counter()
         logits = self.learner.logits_under(state, chunk_batch)
+        self.seconds += time.perf_counter() - started
         result = None
         for row, i, enc in zip(logits, members, encoded):
             length = len(fit(enc, self.learner.encoder.max_length)[0])

@@ -9,6 +9,7 @@ from enum import Enum
 from typing import Iterator, Mapping, Sequence
 
 from ..errors import DataError
+from ..names import unsafe_reason
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +55,8 @@ class Task:
         if not self.name or not isinstance(self.name, str):
             raise DataError(f"task name must be a non-empty string, got {self.name!r}")
         where = self.meta.get("source", self.name) if self.meta else self.name
+        if unsafe_reason(self.name):
+            raise DataError(f"{where}: task name {unsafe_reason(self.name)}")
         if not self.pool:
             raise DataError(f"{where}: task {self.name!r} has an empty training pool")
         if not self.test:
@@ -76,6 +79,8 @@ class Stream:
     def __post_init__(self) -> None:
         if not self.tasks:
             raise DataError(f"stream {self.name!r} has no tasks")
+        if not self.name or unsafe_reason(self.name):
+            raise DataError(f"stream name {unsafe_reason(self.name) or 'must not be empty'}")
         names = [t.name for t in self.tasks]
         dupes = sorted({n for n in names if names.count(n) > 1})
         if dupes:

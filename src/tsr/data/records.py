@@ -37,18 +37,36 @@ def read_json_array(path: Path) -> list[Any]:
     return data
 
 
+def read_utf8(path: Path) -> str:
+    """A whole text file; bytes that are not UTF-8 are an error naming the file and line."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[: err.start].count(b"\n") + 1
+        raise DataError(f"{path}:{line}: not UTF-8 text ({err.reason})") from None
+
+
 def read_jsonl(path: Path) -> list[tuple[int, Any]]:
     """Parse a JSON Lines file into ``(line_number, record)`` pairs; blank lines are skipped."""
     path = require_file(path)
+    return parse_jsonl_lines(path.read_bytes(), path)
+
+
+def parse_jsonl_lines(data: bytes, path: Path) -> list[tuple[int, Any]]:
+    """``(line_number, record)`` pairs of JSON Lines ``data`` read from ``path`` (for errors)."""
     rows: list[tuple[int, Any]] = []
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((lineno, json.loads(line)))
-            except json.JSONDecodeError as err:
-                raise DataError(f"{path}:{lineno}: malformed JSON line ({err.msg})") from None
+    for lineno, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as err:
+            raise DataError(f"{path}:{lineno}: not UTF-8 text ({err.reason})") from None
+        if not line.strip():
+            continue
+        try:
+            rows.append((lineno, json.loads(line)))
+        except json.JSONDecodeError as err:
+            raise DataError(f"{path}:{lineno}: malformed JSON line ({err.msg})") from None
     return rows
 
 

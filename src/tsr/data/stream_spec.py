@@ -20,9 +20,11 @@ from typing import Any
 import yaml
 
 from ..errors import DataError
+from ..names import unsafe_reason
 from .benchmarks.trace import load_trace_task
 from .example import Stream, Task, TaskKind
 from .jsonl import load_jsonl_task
+from .records import read_utf8
 
 FORMAT_KEYS = {"jsonl": ("train", "test"), "trace": ("path",)}
 COMMON_KEYS = ("name", "kind", "format")
@@ -47,6 +49,8 @@ def _task_from_entry(entry: Any, index: int, base: Path, where: str) -> Task:
     if missing:
         raise DataError(f"{at}: format {fmt!r} needs key '{missing[0]}'")
     name = str(entry["name"])
+    if unsafe_reason(name):
+        raise DataError(f"{at}: task name {unsafe_reason(name)}")
     kind = TaskKind.parse(entry["kind"], f"{at} ({name})")
 
     def rel(key: str) -> Path:
@@ -64,7 +68,7 @@ def load_stream_file(path: Path) -> tuple[Stream, list[str] | None]:
     if not path.is_file():
         raise DataError(f"{path}: stream file not found")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_utf8(path))
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -78,7 +82,18 @@ def load_stream_file(path: Path) -> tuple[Stream, list[str] | None]:
     if not isinstance(entries, list) or not entries:
         raise DataError(f"{path}: 'tasks' must be a non-empty list")
     tasks = tuple(_task_from_entry(e, i, path.parent, str(path)) for i, e in enumerate(entries))
+    names = [t.name for t in tasks]
+    for i, task in enumerate(names):
+        if task in names[:i]:
+            raise DataError(f"{path}: tasks[{i}]: task name {task!r} is used twice")
     order = data.get("order")
     if order is not None and not (isinstance(order, list) and all(isinstance(o, str) for o in order)):
         raise DataError(f"{path}: 'order' must be a list of task names")
-    return Stream(str(data.get("name") or path.stem), tasks), order
+    for i, task in enumerate(order or []):
+        if task not in names or task in order[:i]:
+            problem = "is listed twice" if task in names else f"is not a task of this file (tasks: {', '.join(names)})"
+            raise DataError(f"{path}: 'order': {task!r} {problem}")
+    name = str(data.get("name") or path.stem)
+    if unsafe_reason(name):
+        raise DataError(f"{path}: stream name {unsafe_reason(name)}")
+    return Stream(name, tasks), order

@@ -53,6 +53,21 @@ def example_correct(learner: Learner, encoded: Sequence[Encoded], batch_size: in
     return correct, nll_sum, count
 
 
+def scored_tasks(t: int, k: int, period: int, all_tasks: bool = False) -> list[int]:
+    """The tasks scored after task ``t`` of ``k``: every task with ``all_tasks``; otherwise the
+    seen ones (``0..t``) after the last task and after every ``period``-th task (``period`` 0:
+    never before the last), and the task just learnt after the others.
+
+    Overall needs the last row, Plas the diagonal and BWT both, so ``period`` 0 gives the same
+    stream metrics as full rows with ``k + k - 1`` scorings instead of ``k (k + 1) / 2``.
+    """
+    if all_tasks:
+        return list(range(k))
+    if t == k - 1 or (period and (t + 1) % period == 0):
+        return list(range(t + 1))
+    return [t]
+
+
 def evaluate(learner: Learner, encoded: Sequence[Encoded], batch_size: int = 16) -> Score:
     """Exact match and token-weighted answer loss of a test set."""
     correct, nll_sum, count = example_correct(learner, encoded, batch_size)

@@ -10,6 +10,7 @@ checkpoints; methods only choose batches and loss terms.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Protocol, Sequence
@@ -26,7 +27,7 @@ from ..methods.base import Method
 from ..methods.context import TaskContext
 from ..model.learner import Learner
 from ..rng import derive_seed
-from .evaluation import Score, evaluate
+from .evaluation import Score, evaluate, scored_tasks
 from .results import Results
 from .rundir import RunDir
 
@@ -151,6 +152,36 @@ class StepLog:
             self.window = {}
 
 
+def peak_rss_mb() -> float | None:
+    """The process's peak resident memory so far (Linux and macOS; None elsewhere)."""
+    try:
+        import resource
+    except ImportError:
+        return None
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return round(peak / (2**20 if sys.platform == "darwin" else 2**10), 1)  # bytes on macOS, KiB on Linux
+
+
+class PhaseClock:
+    """Wall time of a task's phases: ``begin`` (the method's ``begin_task``: TSR's probe and
+    routing), ``train`` (the steps), of which ``teacher`` (teacher forwards), ``record``
+    (writing the task record), ``eval`` (scoring) and ``checkpoint``."""
+
+    def __init__(self, teachers: Teachers):
+        self.teachers, self.teacher_start = teachers, teachers.seconds
+        self.last, self.seconds = time.perf_counter(), {}
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.seconds[phase] = self.seconds.get(phase, 0.0) + now - self.last
+        self.last = now
+
+    def phases(self) -> dict[str, float]:
+        out = {k: round(v, 3) for k, v in self.seconds.items()}
+        out["teacher"] = round(self.teachers.seconds - self.teacher_start, 3)
+        return out
+
+
 def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results, run: RunDir,
                report: Reporter | None = None) -> Results:
     """Train through the tasks not yet in ``results``; checkpoint after each one."""
@@ -167,24 +198,31 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
     for t in range(results.completed, k):
         started = time.time()
         task = stream[t]
+        clock = PhaseClock(teachers)
 
         def begin(info: dict[str, Any]) -> None:
+            clock.lap("begin")  # begin_task: TSR's signature and routing, SDFT's rewrites, ...
             run.log("task_start", task=t, name=task.name, **info)
             report.task_start(t, plan, info)
 
         info = train_on(learner, method, task, plan.train[t], cfg.train, seed=cfg.seed, index=t, memory=memory,
                         teachers=teachers, dropout=cfg.lora.dropout > 0, on_step=[StepLog(run), report.step],
                         on_begin=begin)
+        clock.lap("train")
         record = TaskRecord(t, task.name, task.kind.value, method.signature(),
                             tuple(plan.replay[t]), learner.adapter.state())
         memory.add(record)
         save_record(run.memory_root, record)
-        scores = evaluate_tasks(plan, range(k) if cfg.eval.all_tasks else range(t + 1))
+        clock.lap("record")
+        scores = evaluate_tasks(plan, scored_tasks(t, k, cfg.eval.period(), cfg.eval.all_tasks))
         results.add_row(scores, info)
+        clock.lap("eval")
         run.save_checkpoint(t + 1, learner.adapter.state(), method.state_dict(), results)
         run.write_results(results)
+        clock.lap("checkpoint")
         seconds = time.time() - started
         run.log("task_end", task=t, name=task.name, seconds=round(seconds, 2),
-                acc=results.acc[-1], loss=results.loss[-1], teacher_forwards=teachers.forwards)
+                acc=results.acc[-1], loss=results.loss[-1], teacher_forwards=teachers.forwards,
+                phases=clock.phases(), teacher_cache_mb=round(teachers.cached_mb, 1), peak_rss_mb=peak_rss_mb())
         report.task_end(t, plan, results, seconds)
     return results

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import RunError
+from ..errors import RunError, reason
 from .metrics import stream_metrics
 
 Row = list[float | None]
@@ -61,9 +61,36 @@ class Results:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Results":
-        return cls(list(data["tasks"]), list(data["kinds"]), str(data["method"]), int(data["seed"]),
-                   [list(r) for r in data["acc"]], [list(r) for r in data["loss"]],
-                   data.get("zero_shot"), list(data.get("task_info", [])))
+        """Results from plain data; a shape or value that does not fit is a ValueError naming the key."""
+        if not isinstance(data, dict):
+            raise ValueError(f"expected an object, found {type(data).__name__}")
+        tasks, kinds = data["tasks"], data["kinds"]
+        if not isinstance(tasks, list) or not all(isinstance(t, str) for t in tasks):
+            raise ValueError("'tasks' must be a list of task names")
+        if not (isinstance(kinds, list) and len(kinds) == len(tasks)
+                and all(k in ("classification", "generation") for k in kinds)):
+            raise ValueError(f"'kinds' must list classification or generation for each of the {len(tasks)} tasks")
+        acc, loss = _matrix(data["acc"], "acc", len(tasks)), _matrix(data["loss"], "loss", len(tasks))
+        if len(acc) != len(loss) or len(acc) > len(tasks):
+            raise ValueError(f"'acc' and 'loss' must have the same number of rows, at most {len(tasks)}")
+        zero_shot = data.get("zero_shot")
+        if zero_shot is not None:
+            if not isinstance(zero_shot, dict):
+                raise ValueError("'zero_shot' must be an object with acc and loss rows")
+            zero_shot = {key: _matrix([zero_shot[key]], f"zero_shot.{key}", len(tasks))[0] for key in ("acc", "loss")}
+        return cls(list(tasks), list(kinds), str(data["method"]), int(data["seed"]), acc, loss,
+                   zero_shot, list(data.get("task_info", [])))
+
+
+def _matrix(rows: Any, key: str, k: int) -> list[Row]:
+    """``rows`` checked as a list of rows of ``k`` scores (numbers or null)."""
+    if not isinstance(rows, list) or not all(isinstance(r, list) and len(r) == k for r in rows):
+        raise ValueError(f"'{key}' must be a list of rows of {k} scores")
+    for row in rows:
+        for value in row:
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise ValueError(f"'{key}' holds {value!r}, which is not a score")
+    return [list(r) for r in rows]
 
 
 def load_results(path: Path) -> Results:
@@ -75,7 +102,7 @@ def load_results(path: Path) -> Results:
     try:
         return Results.from_dict(json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, KeyError, TypeError) as err:
-        raise RunError(f"{path}: corrupt results file ({err})") from None
+        raise RunError(f"{path}: corrupt results file ({reason(err)})") from None
 
 
 def fmt(value: float | None, digits: int = 3) -> str:

@@ -18,7 +18,7 @@ from ..config import RunConfig, dump_yaml
 from ..data.example import Stream
 from ..data.sampling import draw_indices
 from ..data.streams import load_stream
-from ..errors import ConfigError
+from ..errors import ConfigError, RunError, reason
 from ..methods.registry import MethodSpec
 from ..model.learner import build_learner
 from ..rng import numpy_rng
@@ -60,11 +60,19 @@ def run_name(cfg: RunConfig, stream: Stream, method: str) -> str:
     return cfg.name or f"{stream.name}-{method}-s{cfg.seed}-{cfg.fingerprint()}"
 
 
+def check_stream(cfg: RunConfig) -> Stream:
+    """The run's stream, with every check that needs the stream but not the model: the
+    benchmark's options and root, the order, and the method's requirements. ``tsr config``
+    runs these too, so it accepts exactly the configs ``tsr run`` accepts."""
+    stream = load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options, cfg.stream.order, cfg.seed)
+    cfg.method.cls.validate(cfg.method.params, stream, cfg)
+    return stream
+
+
 def prepare(cfg: RunConfig) -> tuple[Plan, MethodSpec]:
     """Check and load everything a run needs; writes nothing."""
     spec = cfg.method
-    stream = load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options, cfg.stream.order, cfg.seed)
-    spec.cls.validate(spec.params, stream, cfg)
+    stream = check_stream(cfg)
     budgets, replays, tests = draw_data(cfg, stream)
     learner = build_learner(cfg)
     encoder = learner.encoder
@@ -97,8 +105,13 @@ def execute(cfg: RunConfig, report: Reporter | None = None) -> Outcome:
         results = Results(stream.names, [t.kind.value for t in stream], spec.name, cfg.seed)
         run.log("run_start", tasks=stream.names, method=spec.name, seed=cfg.seed)
     else:
-        method.load_state_dict(learner, checkpoint.method)
-        learner.adapter.load(checkpoint.adapter)
+        for part, restore in (("method", lambda: method.load_state_dict(learner, checkpoint.method)),
+                              ("adapter", lambda: learner.adapter.load(checkpoint.adapter))):
+            try:
+                restore()
+            except (ValueError, RuntimeError, KeyError, TypeError) as err:
+                raise RunError(f"{run.path / 'checkpoint' / (part + '.safetensors')}: does not fit this run's "
+                               f"model and method ({reason(err)}); delete the run directory to start over") from None
         torch.set_rng_state(checkpoint.torch_rng)
         memory = load_memory(run.memory_root, stream.names[: checkpoint.completed], learner.device)
         results = checkpoint.results

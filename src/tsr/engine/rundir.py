@@ -16,6 +16,7 @@ at any point leaves either the previous or the next consistent state.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import tempfile
 import time
@@ -24,11 +25,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from .. import __version__
 from ..atomic import append_jsonl, replace_dir, write_json, write_tensors, write_text
-from ..errors import RunError
+from ..data.records import parse_jsonl_lines, read_jsonl
+from ..errors import RunError, TsrError, reason
 from ..methods.base import MethodState
 from .results import Results, load_results
 
@@ -59,9 +62,13 @@ class RunDir:
 
     def meta(self) -> dict[str, Any]:
         try:
-            return json.loads((self.path / "run.json").read_text(encoding="utf-8"))
+            meta = json.loads((self.path / "run.json").read_text(encoding="utf-8"))
         except (OSError, ValueError) as err:
             raise RunError(f"{self.path / 'run.json'}: unreadable run metadata ({err})") from None
+        if not isinstance(meta, dict):
+            raise RunError(f"{self.path / 'run.json'}: unreadable run metadata (expected an object, "
+                           f"found {type(meta).__name__})")
+        return meta
 
     def verify(self, fingerprint: str, data_digest: str | None = None) -> None:
         meta = self.meta()
@@ -112,21 +119,79 @@ class RunDir:
                 shutil.rmtree(tmp)
 
     def load_checkpoint(self) -> Checkpoint | None:
+        """The checkpoint to resume from (None: no task finished yet). Everything a resume reads
+        or appends to is checked here, before the run directory is written to."""
+        keep = self._check_log()
         folder = self.path / "checkpoint"
         if not folder.is_dir():
             old = self.path / ".checkpoint.old"
             if not old.is_dir():
+                if self.results_path.is_file():  # tasks finished, but what they left is gone
+                    raise RunError(f"{folder}: checkpoint missing, but results.json records finished tasks; "
+                                   "delete the run directory to start over")
+                self._drop_torn_tail(keep)
                 return None
             folder = old  # a crash interrupted the swap: the previous checkpoint is intact
+        current = folder / "state.json"  # the file being read, for the error
         try:
-            state = json.loads((folder / "state.json").read_text(encoding="utf-8"))
+            state = json.loads(current.read_text(encoding="utf-8"))
+            results = Results.from_dict(state["results"])
+            completed, method_meta = int(state["completed"]), state["method_meta"]
             # clones: tensors mapped from a file may be unaligned, and CPU kernels can then round
             # differently, which would break the bitwise equality of resumed runs
-            adapter = {k: v.clone() for k, v in load_file(str(folder / "adapter.safetensors")).items()}
-            method = MethodState({k: v.clone() for k, v in load_file(str(folder / "method.safetensors")).items()},
-                                 state["method_meta"])
-            rng = load_file(str(folder / "rng.safetensors"))["torch_cpu"]
-            results = Results.from_dict(state["results"])
-        except (OSError, ValueError, KeyError, TypeError) as err:
-            raise RunError(f"{folder}: corrupt checkpoint ({err}); delete the run directory to start over") from None
-        return Checkpoint(int(state["completed"]), adapter, method, rng, results)
+            current = folder / "adapter.safetensors"
+            adapter = {k: v.clone() for k, v in load_file(str(current)).items()}
+            current = folder / "method.safetensors"
+            method = MethodState({k: v.clone() for k, v in load_file(str(current)).items()}, method_meta)
+            current = folder / "rng.safetensors"
+            rng = load_file(str(current))["torch_cpu"]
+        except (OSError, ValueError, KeyError, TypeError, SafetensorError) as err:
+            raise RunError(f"{current}: corrupt checkpoint ({reason(err)}); delete the run directory to start "
+                           "over") from None
+        self._drop_torn_tail(keep)
+        return Checkpoint(completed, adapter, method, rng, results)
+
+    def _check_log(self) -> int | None:
+        """A resume appends to progress.jsonl. A last line without its newline is what a crash
+        during a log write leaves: the length to cut the log back to is returned, and the
+        resume drops that tail once every other check has passed (the checkpoint, not the log,
+        holds the completed work). Any other broken line is an error, not a log with a broken
+        line in the middle."""
+        log = self.path / "progress.jsonl"
+        if not log.is_file():
+            return None
+        data = log.read_bytes()
+        keep = data.rfind(b"\n") + 1 if data and not data.endswith(b"\n") else None
+        try:
+            parse_jsonl_lines(data[:keep] if keep is not None else data, log)
+        except TsrError as err:
+            raise RunError(f"{err}; repair or delete that line to resume") from None
+        return keep
+
+    def _drop_torn_tail(self, keep: int | None) -> None:
+        if keep is not None:
+            with open(self.path / "progress.jsonl", "r+b") as fh:
+                fh.truncate(keep)
+                os.fsync(fh.fileno())
+
+
+def phase_seconds(folder: Path) -> dict[str, float]:
+    """Seconds per phase summed over the finished tasks of a run's log (the last ``task_end``
+    of each task, so a task redone after an interruption counts once); empty for a log
+    written before phases were recorded."""
+    log = Path(folder) / "progress.jsonl"
+    if not log.is_file():
+        return {}
+    last: dict[int, dict[str, float]] = {}
+    try:
+        events = read_jsonl(log)
+    except TsrError:
+        return {}  # a damaged log costs the phase summary, not the results
+    for _, event in events:
+        if isinstance(event, dict) and event.get("event") == "task_end" and isinstance(event.get("phases"), dict):
+            last[int(event["task"])] = event["phases"]
+    totals: dict[str, float] = {}
+    for phases in last.values():
+        for name, seconds in phases.items():
+            totals[name] = totals.get(name, 0.0) + float(seconds)
+    return totals

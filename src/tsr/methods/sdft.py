@@ -20,17 +20,23 @@ followed by the example's prompt ids exactly as training sees them (left-cut to 
 template applied if configured), so the model continues in the answer position. Decoding is
 greedy (:meth:`Learner.greedy`) until EOS, with a KV cache (one position per new token).
 
-Agreement rule (the official code checks the final answer where a dataset has one: math, function
-calls, code; it keeps every other rewrite that does not mention the "reference answer"): a
-rewrite must end with EOS within its token budget.
-- classification: its text, stripped of surrounding whitespace, must equal the gold label
-  stripped (exact label). The kept target is then the gold string itself (they differ at most
-  in surrounding whitespace, which the strict answer format fixes), so on classification
-  tasks SDFT trains on the gold labels and only the kept count is informative. Budget: the
-  gold answer's length + 8 tokens (a longer continuation cannot be the label).
+Agreement rule (the official code extracts the final answer where a dataset has one, math,
+function calls, code, and keeps the model's own rewrite when that answer checks; it keeps every
+other rewrite that does not mention the "reference answer"): a rewrite must end with EOS within
+``max_new_tokens`` tokens.
+- classification: the rewrite's *final answer* is extracted and compared with the gold label.
+  Extraction rule: among the answer-like spans of the rewrite text, the one that ends last.
+  Answer-like spans are the whole-word, case-sensitive occurrences of the task's labels
+  (``Task.labels``; the gold label alone when a task lists none) and, when the gold label is a
+  number, every number in the text (``-1,250.5`` style; compared as numbers, so ``12.0``
+  matches ``12``). The rewrite is kept when its final answer equals the gold label: the
+  training target is then the model's own text (stripped, with the gold's leading
+  whitespace), e.g. ``positive, since it praises the plan`` for the label ``positive``. So SDFT
+  differs from SeqFT on classification tasks whenever the model words its answers in its own
+  way, and equals it exactly where every kept rewrite is the bare label.
 - generation: no final answer to compare, so, as the official code does for open-ended data,
   every complete rewrite is kept unless it is empty, echoes the template ("reference answer"
-  in its text), or no longer fits ``stream.max_length``. Budget: ``max_new_tokens``.
+  in its text), or no longer fits ``stream.max_length``.
 
 Adaptation to a stream (the paper fine-tunes a seed model on one dataset): each task is
 rewritten by the model as it is when that task starts (``rewriter: start``: the adapter
@@ -40,11 +46,13 @@ every task. The first task is rewritten by the seed model either way.
 ``begin_task`` returns how many rewrites were kept (``rewrites_kept`` of ``rewrites_total``).
 
 Defaults: ``max_new_tokens = 256`` is our choice (a TRACE answer rarely needs more at
-``max_length = 384``); the paper's training hyperparameters are the run's own.
+``max_length = 384``), for both kinds of task; the paper's training hyperparameters are the
+run's own.
 """
 
 from __future__ import annotations
 
+import re
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -57,7 +65,7 @@ from .context import TaskContext
 
 REWRITE_PREFIX = ("The request below comes with a reference answer. Write your own answer to the "
                   "request; it must agree with the reference answer.\nReference answer: {answer}\n\n")
-CLASSIFICATION_SLACK = 8
+NUMBER = re.compile(r"(?<![\w.])-?\d[\d,]*(?:\.\d+)?(?![\w])")
 
 
 @dataclass
@@ -78,11 +86,41 @@ def rewrite_prompt_ids(encoder, example: Example) -> list[int]:
     return list(prefix) + ids[: len(ids) - len(enc.answer_ids)]
 
 
-def agreed_answer(example: Example, rewrite: str, classification: bool) -> str | None:
+def _number(text: str) -> float | None:
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        return None
+
+
+def final_answer(text: str, labels: tuple[str, ...] | None, gold: str) -> str | None:
+    """The final answer a classification rewrite states: of its answer-like spans (whole-word
+    occurrences of the labels, or of the gold alone when there are no labels; numbers when the
+    gold is a number), the one that ends last; None when it states none."""
+    gold = gold.strip()
+    spans = []  # (end, text)
+    for label in sorted(set(labels or ()) | {gold}):
+        if label:
+            spans += [(m.end(), label) for m in re.finditer(rf"(?<!\w){re.escape(label)}(?!\w)", text)]
+    if _number(gold) is not None:
+        spans += [(m.end(), m.group()) for m in NUMBER.finditer(text)]
+    return max(spans)[1] if spans else None
+
+
+def agreed_answer(example: Example, rewrite: str, classification: bool,
+                  labels: tuple[str, ...] | None = None) -> str | None:
     """The training answer a complete rewrite yields under the agreement rule, or None."""
+    if not rewrite.strip():
+        return None
     if classification:
-        return example.answer if rewrite.strip() == example.answer.strip() else None
-    if not rewrite.strip() or "reference answer" in rewrite.lower():
+        gold = example.answer.strip()
+        said = final_answer(rewrite, labels, gold)
+        if said is None:
+            return None
+        agrees = said == gold or (_number(gold) is not None and _number(said) == _number(gold))
+        lead = example.answer[: len(example.answer) - len(example.answer.lstrip())]
+        return lead + rewrite.strip() if agrees else None
+    if "reference answer" in rewrite.lower():
         return None
     return rewrite
 
@@ -91,16 +129,15 @@ class SDFT(Method):
     name = "sdft"
     Params = SDFTParams
 
-    def rewrite(self, learner, example: Example, classification: bool) -> str | None:
+    def rewrite(self, learner, example: Example, classification: bool,
+                labels: tuple[str, ...] | None = None) -> str | None:
         """The kept training answer for ``example``, or None when the gold answer stays."""
         encoder = learner.encoder
-        gold_len = len(encoder.encode(example).answer_ids)
-        budget = gold_len + CLASSIFICATION_SLACK if classification else self.params.max_new_tokens
-        out = learner.greedy(rewrite_prompt_ids(encoder, example), budget, cache=True)
+        out = learner.greedy(rewrite_prompt_ids(encoder, example), self.params.max_new_tokens, cache=True)
         if not out or out[-1] != encoder.eos_id:
             return None  # cut off by the budget: not a complete answer
         text = encoder.tokenizer.decode(out[:-1], skip_special_tokens=True)
-        answer = agreed_answer(example, text, classification)
+        answer = agreed_answer(example, text, classification, labels)
         if answer is None or len(encoder.encode(Example(example.prompt, answer)).answer_ids) > encoder.max_length:
             return None
         return answer
@@ -111,7 +148,7 @@ class SDFT(Method):
         rewritten, kept = [], 0
         with learner.adapter.swapped(learner.init_state) if base else nullcontext():
             for example in ctx.train:
-                answer = self.rewrite(learner, example, ctx.task.is_classification)
+                answer = self.rewrite(learner, example, ctx.task.is_classification, ctx.task.labels)
                 kept += answer is not None
                 rewritten.append(example if answer is None else Example(example.prompt, answer))
         # Replace the training set before any batch stream over it exists.

@@ -86,13 +86,15 @@ def resolve_targets(model: nn.Module, cfg: LoraConfig) -> list[str]:
     return sorted(set(chosen), key=list(leaves).index)
 
 
-def attach_lora(model: nn.Module, cfg: LoraConfig, seed: int) -> nn.Module:
+def attach_lora(model: nn.Module, cfg: LoraConfig, seed: int, dtype: torch.dtype = torch.float32) -> nn.Module:
     """Wrap ``model`` in a PEFT LoRA model and set the shared initialisation for ``seed``.
 
     PEFT initialises A from torch's global generator; we re-draw every A from a generator
     derived from (seed, "lora-init", parameter name), with the same Kaiming-uniform law
     (bound 1/sqrt(fan_in)), and zero every B. The shared initialisation is then a pure
-    function of the seed.
+    function of the seed. The LoRA factors are held in ``dtype`` (drawn in float32, then
+    rounded); PEFT casts a layer's input to its factors' dtype and the update back to the
+    base layer's.
     """
     from peft import LoraConfig as PeftLoraConfig, get_peft_model
 
@@ -102,7 +104,11 @@ def attach_lora(model: nn.Module, cfg: LoraConfig, seed: int) -> nn.Module:
     with warnings.catch_warnings():
         # peft probes transformers' deprecated ``is_gradient_checkpointing``; nothing to act on
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
-        peft_model = get_peft_model(model, peft_cfg)
+        peft_model = get_peft_model(model, peft_cfg, autocast_adapter_dtype=dtype == torch.float32)
+    with torch.no_grad():
+        for name, param in peft_model.named_parameters():
+            if ".lora_" in name:
+                param.data = param.data.to(dtype)
     init_lora_weights(peft_model, seed)
     return peft_model
 
@@ -160,6 +166,9 @@ class Adapter:
             extra = sorted(set(state) - set(params))[:2]
             raise ValueError(f"adapter state does not match the model (missing {missing}, extra {extra})")
         for name, param in params.items():
+            if tuple(state[name].shape) != tuple(param.shape):
+                raise ValueError(f"adapter tensor {name!r} has shape {tuple(state[name].shape)}, the model "
+                                 f"{tuple(param.shape)}")
             param.copy_(state[name].to(device=param.device, dtype=param.dtype))
 
     @contextmanager

@@ -204,7 +204,8 @@ class LearnerConfig(Protocol):
 def build_learner(cfg: LearnerConfig) -> Learner:
     """Load the backbone, attach the adapter at the shared initialisation of ``cfg.seed``."""
     backbone = load_backbone(cfg.model)
-    model = attach_lora(backbone.model, cfg.lora, cfg.seed)
+    adapter_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[cfg.model.adapter_dtype]
+    model = attach_lora(backbone.model, cfg.lora, cfg.seed, adapter_dtype)
     model.eval()
     adapter = Adapter(model, frozen_parameter_names(model))
     encoder = Encoder(backbone.tokenizer, cfg.stream.max_length, cfg.model.chat_template)

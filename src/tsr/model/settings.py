@@ -30,6 +30,10 @@ class ModelConfig:
     checks the folder is that architecture and says what to download when it is missing"""
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     """`auto` (bf16 on CUDA where supported, fp32 elsewhere), `float32`, `bfloat16`, `float16`"""
+    adapter_dtype: Literal["float32", "bfloat16"] = "float32"
+    """dtype of the trainable adapter parameters and their optimiser state: `float32` (PEFT's
+    default, upcast over a bf16 base) or `bfloat16` (as the reference paper's code trains its
+    LoRA factors on GPU)"""
     device: str = "auto"
     """`auto`, `cpu`, `cuda`, `cuda:N`, `mps`"""
     trust_remote_code: bool = False

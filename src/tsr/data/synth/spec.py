@@ -44,6 +44,7 @@ import yaml
 
 from ...errors import ConfigError
 from ...schema import build, require
+from ..records import read_utf8
 from .families import FAMILIES
 from .lexicon import KINDS, LABEL_TONE, LABEL_WORDS, TONES
 
@@ -132,7 +133,7 @@ def load_spec(path: Path) -> SynthSpec:
     if not path.is_file():
         raise ConfigError(f"{path}: generator config not found")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_utf8(path))
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""

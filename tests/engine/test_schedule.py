@@ -1,0 +1,43 @@
+"""The evaluation schedule: which seen tasks are scored after each task, and that the stream
+metrics do not depend on it."""
+
+import pytest
+
+from tsr.config import load_config
+from tsr.engine.evaluation import scored_tasks
+from tsr.engine.run import execute
+from tsr.errors import ConfigError
+
+
+def scorings(k: int, schedule: str) -> int:
+    period = load_config(None, [f"eval.schedule={schedule}"]).eval.period()
+    return sum(len(scored_tasks(t, k, period)) for t in range(k))
+
+
+def test_metrics_schedule_is_linear_in_the_stream_length():
+    for k in (1, 8, 64):
+        assert scorings(k, "metrics") == 2 * k - 1
+        assert scorings(k, "full") == k * (k + 1) // 2
+    # full rows after tasks 3, 6 and 8 (the last), the task just learnt after the others
+    assert [len(scored_tasks(t, 8, 3)) for t in range(8)] == [1, 1, 3, 1, 1, 6, 1, 8]
+    assert scored_tasks(2, 8, 0, all_tasks=True) == list(range(8))
+
+
+@pytest.mark.parametrize("bad", ["every:0", "every:x", "sometimes", "every:"])
+def test_a_bad_schedule_names_the_key(bad):
+    with pytest.raises(ConfigError, match="eval.schedule"):
+        load_config(None, [f"eval.schedule={bad}"])
+
+
+def test_metrics_and_full_schedules_give_the_same_stream_metrics(make_config):
+    full = execute(make_config("method.name=er", "eval.schedule=full", "name=full")).results
+    lean = execute(make_config("method.name=er", "name=lean")).results  # the default: metrics
+    assert make_config().eval.schedule == "metrics"
+    assert lean.metrics() == full.metrics()
+    k = len(full.tasks)
+    for t in range(k):
+        for i in range(k):
+            scored = i == t or t == k - 1
+            for ours, theirs in ((lean.acc, full.acc), (lean.loss, full.loss)):
+                assert ours[t][i] == (theirs[t][i] if scored else None)
+    assert any(full.acc[t][i] is not None for t in range(k - 1) for i in range(t))  # full has more

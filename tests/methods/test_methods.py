@@ -161,10 +161,11 @@ def test_sdft_agreement_rule():
     assert agreed_answer(label, " yes, it is", classification=True) == " yes, it is"
     assert agreed_answer(label, " Yes", classification=True) is None     # labels are case-sensitive
     assert agreed_answer(label, " yesterday", classification=True) is None  # whole words only
-    stance = ("favor", "against", "none")
+    stance = (" favor", " against", " none")  # labels as tasks list them, with the answer's space
     gold = Example("Stance?", " favor")
     assert agreed_answer(gold, "against? no: favor", True, stance) == " against? no: favor"
     assert agreed_answer(gold, "favor, not against", True, stance) is None  # the last label counts
+    assert agreed_answer(gold, "favor?\nagainst", True, stance) is None     # wherever it stands
     number = Example("3 * 4 =", " 12")
     assert agreed_answer(number, "3 * 4 = 12.0", True) == " 3 * 4 = 12.0"  # numbers compare as numbers
     assert agreed_answer(number, "12 or 13", True) is None

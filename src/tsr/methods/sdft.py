@@ -99,7 +99,7 @@ def final_answer(text: str, labels: tuple[str, ...] | None, gold: str) -> str | 
     gold is a number), the one that ends last; None when it states none."""
     gold = gold.strip()
     spans = []  # (end, text)
-    for label in sorted(set(labels or ()) | {gold}):
+    for label in sorted({label.strip() for label in labels or ()} | {gold}):
         if label:
             spans += [(m.end(), label) for m in re.finditer(rf"(?<!\w){re.escape(label)}(?!\w)", text)]
     if _number(gold) is not None:

@@ -1,7 +1,10 @@
 """Crash-safe file writes: write to a temporary sibling, fsync, then rename.
 
 A reader never sees a half-written file, so an interrupted run leaves either the old or the
-new version of every file it was writing.
+new version of every file it was writing. What a kill can leave besides is recognisable by
+name and removed by :func:`remove_leftovers` when the owner of the folder next writes to it:
+temporary files and folders (``.<name>.<random>.tmp``) and a replaced folder's previous
+version (``.<name>.old``) once ``<name>`` is in place.
 """
 
 from __future__ import annotations
@@ -31,6 +34,31 @@ def _atomic(path: Path, write: Callable[[Path], None]) -> None:
     finally:
         if tmp_path.exists():
             tmp_path.unlink()
+
+
+def temp_dir(final: Path) -> Path:
+    """A fresh temporary folder beside ``final`` to build it in (then :func:`replace_dir`)."""
+    final = Path(final)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+
+
+def remove_leftovers(folder: Path, name: str | None = None) -> list[Path]:
+    """Remove what an interrupted write left in ``folder`` (not below it): temporary files and
+    folders, and ``.<x>.old`` where ``<x>`` exists; with ``name``, only those of ``<name>``.
+    Returns what was removed. Only the process that owns ``folder`` may call this."""
+    folder, removed = Path(folder), []
+    if not folder.is_dir():
+        return removed
+    for entry in folder.iterdir():
+        n = entry.name
+        if not n.startswith(".") or (name is not None and not n.startswith(f".{name}.")):
+            continue
+        stale = n.endswith(".tmp") or (n.endswith(".old") and (folder / n[1:-4]).exists())
+        if stale:
+            shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
+            removed.append(entry)
+    return removed
 
 
 def write_text(path: Path, text: str) -> None:

@@ -31,7 +31,7 @@ from typing import Callable, Iterable
 
 import torch
 
-from ..atomic import write_json, write_text
+from ..atomic import remove_leftovers, write_json, write_text
 from ..cl.memory import TaskRecord
 from ..config import RunConfig, dump_yaml, with_method
 from ..data.example import Example, Stream, Task
@@ -231,6 +231,7 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
         raise ConfigError(f"{out}: holds probe arms of other data (the stream's examples differ from "
                           f"those its arms were trained on; see {data.name}); choose another --out")
     arms_dir.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(arms_dir)  # temporary files of arms a kill interrupted
     write_text(saved, config_text)
     write_json(data, {"stream": cfg.stream.source, "digest": digest})
     todo = [j for j in jobs if not _saved(arms_dir / f"{j.key}.json", checkpoints)]

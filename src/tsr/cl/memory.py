@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
@@ -18,7 +17,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file
 
-from ..atomic import replace_dir, write_json, write_jsonl, write_tensors
+from ..atomic import replace_dir, temp_dir, write_json, write_jsonl, write_tensors
 from ..data.example import Example
 from ..errors import RunError, reason
 from ..model.adapter import State
@@ -67,8 +66,7 @@ def record_dir(root: Path, index: int, name: str) -> Path:
 def save_record(root: Path, record: TaskRecord) -> Path:
     """Write a record folder atomically (a crash leaves no half-written record)."""
     final = record_dir(root, record.index, record.name)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    tmp = temp_dir(final)
     try:
         write_json(tmp / "record.json", {"index": record.index, "name": record.name, "kind": record.kind,
                                          "replay_examples": len(record.replay),

@@ -94,8 +94,10 @@ def execute(cfg: RunConfig, report: Reporter | None = None) -> Outcome:
     if run.exists():
         run.verify(fingerprint, data_digest)
         if run.is_finished():
+            run.remove_leftovers()  # e.g. the last checkpoint's previous version, if a kill left it
             return Outcome(run, load_results(run.results_path), len(stream), True)
         checkpoint = run.load_checkpoint()
+        run.remove_leftovers()  # this process now owns the run: clear what a kill left
     else:
         run.create(dump_yaml(cfg), {"fingerprint": fingerprint, "data_digest": data_digest, "stream": stream.name,
                                     "tasks": stream.names, "method": spec.name, "seed": cfg.seed})

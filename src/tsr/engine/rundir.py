@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +28,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from .. import __version__
-from ..atomic import append_jsonl, replace_dir, write_json, write_tensors, write_text
+from ..atomic import append_jsonl, remove_leftovers, replace_dir, temp_dir, write_json, write_tensors, write_text
 from ..data.records import parse_jsonl_lines, read_jsonl
 from ..errors import RunError, TsrError, reason
 from ..methods.base import MethodState
@@ -84,12 +83,32 @@ class RunDir:
                            "`out_dir=` to start a new run")
 
     def create(self, config_yaml: str, meta: dict[str, Any]) -> None:
+        """Create the run directory with its config and metadata, as a whole: it is built
+        under a temporary name and renamed into place, so a kill leaves either no run
+        directory or one that resumes."""
         if self.path.exists() and any(self.path.iterdir()):
             raise RunError(f"{self.path}: exists and is not a tsr run directory; choose another name")
-        self.path.mkdir(parents=True, exist_ok=True)
-        write_text(self.path / "config.yaml", config_yaml)
-        write_json(self.path / "run.json", {**meta, "tsr_version": __version__,
-                                            "created": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        remove_leftovers(self.path.parent, self.path.name)  # an earlier create of this run, killed
+        tmp = temp_dir(self.path)
+        try:
+            write_text(tmp / "config.yaml", config_yaml)
+            write_json(tmp / "run.json", {**meta, "tsr_version": __version__,
+                                          "created": time.strftime("%Y-%m-%dT%H:%M:%S")})
+            if self.path.exists():
+                self.path.rmdir()  # empty (checked above)
+            os.rename(tmp, self.path)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp)
+
+    def remove_leftovers(self) -> None:
+        """Remove what a killed write left in the run directory (temporary files and folders,
+        a replaced checkpoint's previous version): called when a resume takes the run over."""
+        for folder in (self.path, self.path / "memory"):
+            remove_leftovers(folder)
+        for legacy in self.path.glob(".checkpoint.????????"):  # temp folders of earlier versions
+            if legacy.is_dir():
+                shutil.rmtree(legacy)
 
     def log(self, event: str, **fields: Any) -> None:
         append_jsonl(self.path / "progress.jsonl", {"time": round(time.time(), 3), "event": event, **fields})
@@ -106,7 +125,7 @@ class RunDir:
     def save_checkpoint(self, completed: int, adapter: dict[str, torch.Tensor], method: MethodState,
                         results: Results) -> None:
         final = self.path / "checkpoint"
-        tmp = Path(tempfile.mkdtemp(prefix=".checkpoint.", dir=self.path))
+        tmp = temp_dir(final)
         try:
             write_tensors(tmp / "adapter.safetensors", adapter)
             write_tensors(tmp / "method.safetensors", method.tensors)

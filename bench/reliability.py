@@ -1,0 +1,758 @@
+"""Kill-and-resume reliability: SIGKILL `tsr run`, `tsr compare` and `tsr probe` at random moments,
+resume them, and check that the result equals an uninterrupted run's.
+
+Every trial starts a real ``python -m tsr`` command in a fresh folder, in its own process group,
+and SIGKILLs the whole group (workers included) at a moment chosen by phase, then runs the same
+command again to the end (it must exit 0) and compares the outcome with an uninterrupted
+reference of the same command (run once per config and shared by all trials):
+
+- ``run`` trials (a tiny config over three tasks of synth-trace; the method rotates over tsr, er,
+  seqft, lwf, ewc and derpp, so every method's state goes through a checkpoint) aim at: start-up
+  (a random delay before the first progress event), the folder's creation (as soon as the run
+  folder appears), training (a random delay after a task's ``task_start`` event), the task-memory
+  record (as soon as its temporary folder appears after the task's last ``steps`` event),
+  evaluation (a random delay after the record is in place) and checkpoint writing (as soon as the
+  temporary checkpoint folder appears); ``twice`` trials kill in training, resume, and kill the
+  resumed process again at one of the other moments.
+- ``compare`` trials (``tsr compare``, 2 methods x 1 seed, ``--workers 2``) aim at start-up,
+  training, checkpoint writing and the final table.
+- ``probe`` trials (``tsr probe``, 6 arms, ``--workers 2``) aim at start-up, the arms in progress,
+  an arm's JSON being written and the report.
+
+The code has no hook to stop at a given line, so the moments come from watching the run folder
+(``progress.jsonl``, and the temporary names of ``tsr.atomic`` and the checkpoint and record
+writers) with millisecond polling. The phase in the table is where the kill *landed*, read from
+the folder after the kill (new events, new temporary entries, the checkpoint's ``completed``),
+not where it was aimed. A trial is identical when the resume exits 0, ``results.json`` (matrices,
+metrics, routing facts) equals the reference's exactly (the JSON numbers compared as text), probe
+arms equal the reference's minus their timing fields, and no temporary entry (a name starting
+with ``.``: ``.<file>.*.tmp``, ``.checkpoint.*``, ``.NN-<task>.*``, ``.*.old``) is left in the
+folder. Two more columns split that verdict: ``results`` counts trials whose resume exited 0
+with results equal to the reference's (temporary entries aside), and ``state`` those whose
+checkpoint and task-memory files (probe: arm and report files) are also byte-identical to the
+reference's. A kill that came too late (the
+command had already ended) is filed as ``missed``; its second run still has to reuse the
+finished work and match. Failed trials' folders are kept, with each command's output in
+``log.txt``. The exit code is 1 if any trial is not identical.
+
+Usage::
+
+    python bench/reliability.py             # 24 trials (16 run, 4 compare, 4 probe), 6 to 12 minutes on 2 cores
+    python bench/reliability.py --trials 3 --keep --out /tmp/rel --report rel.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+TINY = ["model.compile=false", "model.threads=1", "stream.budget=4", "train.steps=12", "stream.test_cap=8"]
+STEPS = 12
+ORDER = ("stance", "summary", "arith-cm")      # classification, generation, classification
+RUN_CONFIG = TINY + [f"stream.order=[{','.join(ORDER)}]"]
+RUN_METHODS = ("tsr", "er", "seqft", "lwf", "ewc", "derpp")
+RUN_PHASES = ("startup", "create", "training", "record", "eval", "checkpoint", "twice")
+COMPARE_PAIRS = (("tsr", "ewc"), ("er", "derpp"))
+COMPARE_PHASES = ("training", "checkpoint", "startup", "table")
+PROBE_ARGS = ["--targets", "stance,summary", "--sources", "arith-cm", "--arms", "target,full,mixed"]
+PROBE_ARM_COUNT = 6
+PROBE_PHASES = ("arms", "report", "startup", "arm-write")
+TIMING_KEYS = {"seconds", "checkpoint_seconds"}
+# where several runs were stopped at once (compare), the trial is filed under the most delicate phase
+PRIORITY = ("checkpoint", "record", "create", "results", "eval", "arm-write", "report", "end_task", "training",
+            "begin_task", "table", "arms", "startup", "finish", "missed")
+FAST, SLOW = 0.001, 0.01   # polling intervals (seconds): in a tight window, and otherwise
+
+
+# ---------------------------------------------------------------------------------------------
+# processes
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of a process group."""
+    out = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            out.append(int(entry.name))
+    return out
+
+
+class Proc:
+    """A tsr command in its own process group (spawned workers join it)."""
+
+    def __init__(self, argv: list[str], log: Path, cwd: Path):
+        self.started = time.time()
+        with open(log, "ab") as fh:
+            fh.write(f"$ {' '.join(argv)}\n".encode())
+            fh.flush()
+            self.popen = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, cwd=cwd,
+                                          start_new_session=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+        self.members_at_kill = 0
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def kill(self, count_members: bool = False) -> None:
+        pgid = self.popen.pid
+        if count_members:
+            self.members_at_kill = len(group_members(pgid))
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.popen.wait()
+        deadline = time.time() + 20
+        while group_members(pgid):
+            if time.time() > deadline:
+                raise RuntimeError(f"process group {pgid} survived SIGKILL")
+            time.sleep(0.01)
+
+    def wait(self, timeout: float = 600) -> int:
+        return self.popen.wait(timeout)
+
+
+def tsr(*args: str) -> list[str]:
+    return [sys.executable, "-m", "tsr", *args]
+
+
+def wait_for(proc: Proc, cond: Callable[[], bool], poll: float = SLOW, timeout: float = 300) -> bool:
+    """Poll ``cond`` until it holds (True) or the process exits first (False)."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if cond():
+            return True
+        if not proc.alive():
+            return cond()
+        time.sleep(poll)
+    return False
+
+
+def sleep_alive(proc: Proc, seconds: float, stop: Callable[[], bool] | None = None) -> None:
+    end = time.time() + seconds
+    while proc.alive() and time.time() < end and not (stop and stop()):
+        time.sleep(min(FAST if seconds < 0.05 else SLOW, max(0.0, end - time.time())))
+
+
+# ---------------------------------------------------------------------------------------------
+# watching folders
+
+
+def dot_entries(root: Path) -> set[str]:
+    """Relative paths of every entry whose name starts with '.' (tsr's temporary names)."""
+    found = set()
+    if not root.is_dir():
+        return found
+    for folder, dirs, files in os.walk(root):
+        rel = Path(folder).relative_to(root)
+        for name in dirs + files:
+            if name.startswith("."):
+                found.add(str(rel / name))
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+    return found
+
+
+class Events:
+    """The progress events appended to a run's progress.jsonl since this object was made."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.offset = path.stat().st_size if path.is_file() else 0
+        self.buffer = b""
+        self.items: list[dict] = []
+
+    def update(self) -> list[dict]:
+        try:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+        except FileNotFoundError:
+            return self.items
+        self.offset += len(data)
+        *lines, self.buffer = (self.buffer + data).split(b"\n")
+        for line in lines:
+            try:
+                self.items.append(json.loads(line))
+            except ValueError:
+                pass  # a line cut by an earlier kill
+        return self.items
+
+    def has(self, event: str, task: int | None = None, **fields) -> bool:
+        return any(e.get("event") == event and (task is None or e.get("task") == task)
+                   and all(e.get(k) == v for k, v in fields.items()) for e in self.update())
+
+
+def record_name(t: int) -> str:
+    return f"{t:02d}-{ORDER[t]}"
+
+
+def stat_key(path: Path):
+    try:
+        st = path.stat()
+        return st.st_ino, st.st_mtime_ns
+    except OSError:
+        return None
+
+
+def read_json(path: Path):
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+class RunView:
+    """One process's view of one run folder: what it appended and created after it started."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.events = Events(path / "progress.jsonl")
+        self.dots_before = dot_entries(path)
+        self.records_before = {t: stat_key(path / "memory" / record_name(t)) for t in range(len(ORDER))}
+
+    def creating(self) -> bool:
+        """The run folder's temporary build folder exists (``.<name>.<random>.tmp``)."""
+        return any(self.path.parent.glob(f".{self.path.name}.*.tmp")) if self.path.parent.is_dir() else False
+
+    def new_dots(self) -> set[str]:
+        return dot_entries(self.path) - self.dots_before
+
+    def last_step(self, t: int) -> bool:
+        return self.events.has("steps", t, step=STEPS)
+
+    def record_written(self, t: int) -> bool:
+        now = stat_key(self.path / "memory" / record_name(t))
+        return now is not None and now != self.records_before[t]
+
+    def checkpoint_open(self) -> bool:
+        return any(Path(d).name.startswith(".checkpoint.") and not d.endswith(".old") for d in self.new_dots())
+
+    def record_open(self) -> bool:
+        return any(d.startswith("memory/.") for d in self.new_dots())
+
+    def completed(self) -> int:
+        for folder in ("checkpoint", ".checkpoint.old"):
+            state = read_json(self.path / folder / "state.json")
+            if state is not None:
+                return int(state["completed"])
+        return 0
+
+    def classify(self) -> str:
+        """Where in the run a kill landed, read from the folder afterwards."""
+        if not (self.path / "run.json").is_file():
+            return "create" if self.path.exists() or self.creating() else "startup"
+        events = self.events.update()
+        if not any(e.get("event") in ("run_start", "resume") for e in events):
+            return "startup" if not self.new_dots() and (self.path / "progress.jsonl").is_file() else "create"
+        dots = self.new_dots()
+        if any(Path(d).name.startswith(".checkpoint.") for d in dots):
+            return "checkpoint"
+        if any(d.startswith("memory/.") for d in dots):
+            return "record"
+        if any(Path(d).name.startswith(".results.json.") for d in dots):
+            return "results"
+        last = events[-1]
+        kind, t = last.get("event"), last.get("task")
+        if kind in ("run_start", "resume"):
+            return "begin_task"
+        if kind == "task_start" or (kind == "steps" and last.get("step") != STEPS):
+            return "training"
+        if kind == "steps":
+            if not self.record_written(t):
+                return "end_task"
+            if self.completed() < t + 1:
+                return "eval"
+            return "results"
+        if kind == "task_end":
+            return "finish" if t == len(ORDER) - 1 else "begin_task"
+        return "finish"
+
+
+def rank(phases: list[str]) -> str:
+    return min(phases, key=lambda p: PRIORITY.index(p) if p in PRIORITY else len(PRIORITY))
+
+
+# ---------------------------------------------------------------------------------------------
+# comparing with references
+
+
+def canon(obj) -> str:
+    # exact: floats print as their shortest round-trip text, NaN as NaN
+    return json.dumps(obj, sort_keys=True, allow_nan=True)
+
+
+def strip_timing(obj):
+    if isinstance(obj, dict):
+        return {k: strip_timing(v) for k, v in obj.items() if k not in TIMING_KEYS}
+    if isinstance(obj, list):
+        return [strip_timing(v) for v in obj]
+    return obj
+
+
+def compare_runs(ref: Path, got: Path) -> tuple[list[str], bool]:
+    """Differences of results.json (failures), and whether the saved state is byte-identical."""
+    problems = []
+    a, b = read_json(ref / "results.json"), read_json(got / "results.json")
+    if b is None:
+        return [f"{got.name}: no readable results.json"], False
+    for key in sorted(set(a) | set(b)):
+        if canon(a.get(key)) != canon(b.get(key)):
+            problems.append(f"{got.name}: results.json[{key!r}] differs: {canon(b.get(key))[:200]} "
+                            f"vs reference {canon(a.get(key))[:200]}")
+    files = state_files(ref)
+    same = files == state_files(got) and all((ref / f).read_bytes() == (got / f).read_bytes() for f in files)
+    return problems, same
+
+
+def state_files(root: Path) -> list[str]:
+    """The checkpoint's and the task memory's files (temporary entries aside: reported apart)."""
+    found = []
+    for sub in ("checkpoint", "memory"):
+        for p in (root / sub).rglob("*"):
+            rel = p.relative_to(root)
+            if p.is_file() and not any(part.startswith(".") for part in rel.parts):
+                found.append(str(rel))
+    return sorted(found)
+
+
+def leftovers(root: Path) -> list[str]:
+    return sorted(dot_entries(root))
+
+
+# ---------------------------------------------------------------------------------------------
+# references
+
+
+@dataclass
+class Timing:
+    first: float                  # launch to the first sign of work (event, run folder, arm)
+    train: list[float]            # per task: task_start to its last steps event
+    post: list[float]             # per task: last steps event to task_end (record, eval, checkpoint)
+    tail: float                   # the last work to the process's exit (table, report)
+    arm: float = 0.0              # probe: median gap between arms
+
+
+@dataclass
+class Reference:
+    folder: Path
+    seconds: float
+    timing: Timing
+    runs: dict[str, Path] = field(default_factory=dict)   # run folder name -> path
+
+
+def task_times(events: list[dict]) -> tuple[list[float], list[float], float, float]:
+    times = {(e["event"], e.get("task")): e["time"] for e in events if "time" in e}
+    train = [times[("steps", t)] - times[("task_start", t)] for t in range(len(ORDER))]
+    post = [times[("task_end", t)] - times[("steps", t)] for t in range(len(ORDER))]
+    return train, post, min(e["time"] for e in events), times[("run_end", None)]
+
+
+def run_reference(root: Path, argv: list[str], kind: str) -> Reference:
+    root.mkdir(parents=True)
+    proc = Proc(argv, root / "log.txt", root)
+    rc = proc.wait()
+    ended = time.time()
+    if rc != 0:
+        raise SystemExit(f"reference {' '.join(argv)} failed (exit {rc}); see {root / 'log.txt'}")
+    if kind == "probe":
+        arms = sorted(p.stat().st_mtime for p in (root / "probe" / "arms").glob("*.json"))
+        gaps = [b - a for a, b in zip(arms, arms[1:])] or [1.0]
+        timing = Timing(arms[0] - proc.started, [], [], ended - arms[-1], statistics.median(gaps))
+        return Reference(root, ended - proc.started, timing)
+    runs = {p.parent.name: p.parent for p in (root / "runs").glob("*/results.json")}
+    trains, posts, firsts, lasts = [], [], [], []
+    for path in runs.values():
+        train, post, first, last = task_times(_all_events(path))
+        trains.append(train)
+        posts.append(post)
+        firsts.append(first)
+        lasts.append(last)
+    k = len(ORDER)
+    timing = Timing(min(firsts) - proc.started, [max(tr[t] for tr in trains) for t in range(k)],
+                    [max(po[t] for po in posts) for t in range(k)], ended - max(lasts))
+    return Reference(root, ended - proc.started, timing, runs)
+
+
+def _all_events(run: Path) -> list[dict]:
+    events = Events(run / "progress.jsonl")
+    events.offset = 0
+    return events.update()
+
+
+# ---------------------------------------------------------------------------------------------
+# trials
+
+
+@dataclass
+class Trial:
+    index: int
+    kind: str
+    config: str       # method, method pair or probe
+    aim: str
+    folder: Path
+    kills: list[str] = field(default_factory=list)
+    rc: int | None = None
+    problems: list[str] = field(default_factory=list)     # exit codes, results that differ
+    leftover: list[str] = field(default_factory=list)     # temporary entries left in the folder
+    state_same: bool = False
+    seconds: float = 0.0
+
+    @property
+    def phase(self) -> str:
+        return "+".join(self.kills) if self.kills else "missed"
+
+    def messages(self) -> list[str]:
+        return self.problems + [f"temporary entry left: {d}" for d in self.leftover]
+
+    @property
+    def results_same(self) -> bool:
+        return self.rc == 0 and not self.problems
+
+    @property
+    def identical(self) -> bool:
+        return self.results_same and not self.leftover
+
+
+class Harness:
+    def __init__(self, out: Path, rng: random.Random):
+        self.out, self.rng = out, rng
+        self.refs: dict[tuple[str, str], Reference] = {}
+
+    # -- commands ----------------------------------------------------------------------------
+    @staticmethod
+    def run_argv(method: str, out_dir: Path) -> list[str]:
+        return tsr("run", "--quiet", *RUN_CONFIG, f"method.name={method}", f"out_dir={out_dir}")
+
+    @staticmethod
+    def compare_argv(pair: tuple[str, str], out_dir: Path) -> list[str]:
+        return tsr("compare", "--methods", ",".join(pair), "--seeds", "0", "--workers", "2", *RUN_CONFIG,
+                   f"out_dir={out_dir}")
+
+    def probe_argv(self, out: Path) -> list[str]:
+        # one out_dir for all (the probe writes only under --out, and config.yaml records out_dir)
+        return tsr("probe", "--workers", "2", *PROBE_ARGS, "--out", str(out), *TINY, f"out_dir={self.out / 'unused'}")
+
+    def reference(self, kind: str, config: str) -> Reference:
+        key = (kind, config)
+        if key not in self.refs:
+            folder = self.out / "refs" / f"{kind}-{config}"
+            if kind == "run":
+                argv = self.run_argv(config, folder / "runs")
+            elif kind == "compare":
+                argv = self.compare_argv(tuple(config.split(",")), folder / "runs")
+            else:
+                argv = self.probe_argv(folder / "probe")
+            ref = run_reference(folder, argv, kind)
+            print(f"  reference {kind} {config}: {ref.seconds:.1f} s", file=sys.stderr, flush=True)
+            self.refs[key] = ref
+        return self.refs[key]
+
+    # -- tsr run -----------------------------------------------------------------------------
+    def aim_run(self, proc: Proc, view: RunView, aim: str, t: int, timing: Timing) -> bool:
+        """Kill ``proc`` at the moment ``aim`` of task ``t``; False if it exited first."""
+        rng = self.rng
+        if aim == "startup":
+            sleep_alive(proc, rng.uniform(0.2, 0.95 * timing.first))
+        elif aim == "create":
+            # the run folder is being built under its temporary name (tsr.engine.rundir.RunDir.create)
+            if not wait_for(proc, lambda: view.creating() or (view.path.is_dir() and any(view.path.iterdir())), FAST):
+                return False
+        elif aim == "training":
+            if not wait_for(proc, lambda: view.events.has("task_start", t)):
+                return False
+            sleep_alive(proc, rng.uniform(0, timing.train[t]))
+        elif aim == "record":
+            if not (wait_for(proc, lambda: view.last_step(t), 0.003)
+                    and wait_for(proc, lambda: view.record_open() or view.record_written(t), FAST)):
+                return False
+        elif aim == "eval":
+            if not (wait_for(proc, lambda: view.last_step(t), 0.003)
+                    and wait_for(proc, lambda: view.record_written(t), FAST)):
+                return False
+            sleep_alive(proc, rng.uniform(0, 0.6 * timing.post[t]))
+        elif aim == "checkpoint":
+            if not (wait_for(proc, lambda: view.last_step(t), 0.003)
+                    and wait_for(proc, view.checkpoint_open, FAST)):
+                return False
+            sleep_alive(proc, rng.uniform(0, 0.002))
+        else:
+            raise ValueError(aim)
+        if not proc.alive():
+            return False
+        proc.kill()
+        return True
+
+    def run_trial(self, trial: Trial) -> None:
+        ref = self.reference("run", trial.config)
+        (name, ref_run), = ref.runs.items()
+        out_dir = trial.folder / "runs"
+        run_path = out_dir / name
+        argv = self.run_argv(trial.config, out_dir)
+        log = trial.folder / "log.txt"
+        k = len(ORDER)
+        aims = [("training", self.rng.randrange(k - 1))] if trial.aim == "twice" else []
+        second = self.rng.choice(("startup", "record", "eval", "checkpoint")) if trial.aim == "twice" else trial.aim
+        aims.append((second, None))
+        for aim, t in aims:
+            view = RunView(run_path)
+            done = view.completed() if run_path.exists() else 0
+            if done >= k:
+                break
+            if t is None:
+                t = self.rng.randrange(done, k)
+            proc = Proc(argv, log, trial.folder)
+            if self.aim_run(proc, view, aim, t, ref.timing):
+                trial.kills.append(view.classify())
+            else:
+                rc = proc.wait()
+                if rc != 0:
+                    trial.problems.append(f"the command exited {rc} before the kill ({aim}); see {log}")
+                    trial.rc = rc
+                    return
+        trial.rc = Proc(argv, log, trial.folder).wait()
+        if trial.rc != 0:
+            trial.problems.append(f"resume exited {trial.rc}; see {log}")
+            return
+        problems, trial.state_same = compare_runs(ref_run, run_path)
+        trial.problems += problems
+        trial.leftover += [f"{name}/{d}" for d in leftovers(run_path)]
+        trial.problems += [f"stray entry in out_dir: {p.name}" for p in out_dir.iterdir() if p.name != name]
+
+    # -- tsr compare -------------------------------------------------------------------------
+    def compare_trial(self, trial: Trial) -> None:
+        ref = self.reference("compare", trial.config)
+        out_dir = trial.folder / "runs"
+        argv = self.compare_argv(tuple(trial.config.split(",")), out_dir)
+        log = trial.folder / "log.txt"
+        views = [RunView(out_dir / name) for name in ref.runs]
+        proc = Proc(argv, log, trial.folder)
+        rng, timing, k = self.rng, ref.timing, len(ORDER)
+        t = rng.randrange(k)
+        reached = True
+        if trial.aim == "startup":
+            sleep_alive(proc, rng.uniform(0.3, 0.95 * timing.first))
+        elif trial.aim == "training":
+            reached = wait_for(proc, lambda: any(v.events.has("task_start", t) for v in views))
+            sleep_alive(proc, rng.uniform(0, timing.train[t]))
+        elif trial.aim == "checkpoint":
+            reached = (wait_for(proc, lambda: any(v.last_step(t) for v in views), 0.003)
+                       and wait_for(proc, lambda: any(v.checkpoint_open() for v in views), FAST))
+        elif trial.aim == "table":
+            reached = wait_for(proc, lambda: all(v.events.has("run_end") for v in views), 0.003)
+            sleep_alive(proc, rng.uniform(0, 0.5 * timing.tail))  # the tail includes the interpreter's exit
+        if reached and proc.alive():
+            proc.kill()
+            phases = [v.classify() for v in views]
+            if all(p == "finish" for p in phases):
+                phases = ["table"]
+            trial.kills.append(rank(phases))
+        else:
+            rc = proc.wait()
+            if rc != 0:
+                trial.rc = rc
+                trial.problems.append(f"the command exited {rc} before the kill; see {log}")
+                return
+        trial.rc = Proc(argv, log, trial.folder).wait()
+        if trial.rc != 0:
+            trial.problems.append(f"resume exited {trial.rc}; see {log}")
+            return
+        same = []
+        for name, ref_run in ref.runs.items():
+            problems, state = compare_runs(ref_run, out_dir / name)
+            trial.problems += problems
+            same.append(state)
+        trial.state_same = all(same)
+        trial.leftover += leftovers(out_dir)
+        trial.problems += [f"stray entry in out_dir: {p.name}" for p in out_dir.iterdir() if p.name not in ref.runs]
+
+    # -- tsr probe ---------------------------------------------------------------------------
+    def probe_trial(self, trial: Trial) -> None:
+        ref = self.reference("probe", trial.config)
+        out = trial.folder / "probe"
+        argv = self.probe_argv(out)
+        log = trial.folder / "log.txt"
+        arms_dir = out / "arms"
+        saved = lambda: len(list(arms_dir.glob("*.json"))) if arms_dir.is_dir() else 0  # noqa: E731
+        arm_open = lambda: arms_dir.is_dir() and any(p.name.startswith(".") for p in arms_dir.iterdir())  # noqa: E731
+        proc = Proc(argv, log, trial.folder)
+        rng, timing = self.rng, ref.timing
+        reached = True
+        if trial.aim == "startup":
+            sleep_alive(proc, rng.uniform(0.2, 0.3 * timing.first))  # workers spawn early
+        elif trial.aim == "arms":
+            n = rng.randrange(PROBE_ARM_COUNT - 1)
+            reached = wait_for(proc, lambda: saved() >= n)
+            sleep_alive(proc, rng.uniform(0, timing.arm if n else timing.first * 0.5))
+        elif trial.aim == "arm-write":
+            n = rng.randrange(PROBE_ARM_COUNT)
+            reached = wait_for(proc, lambda: saved() >= n) and wait_for(proc, arm_open, FAST)
+        elif trial.aim == "report":
+            reached = wait_for(proc, lambda: saved() >= PROBE_ARM_COUNT, 0.003)
+            sleep_alive(proc, rng.uniform(0, 0.6 * timing.tail))  # the tail includes the interpreter's exit
+        if reached and proc.alive():
+            proc.kill(count_members=True)
+            report_tmp = [d for d in dot_entries(out) if not d.startswith("arms/")]
+            if any(d.startswith("arms/.") for d in dot_entries(out)):
+                phase = "arm-write"
+            elif report_tmp or saved() >= PROBE_ARM_COUNT:
+                phase = "report"
+            elif proc.members_at_kill > 1:
+                phase = "arms"
+            else:
+                phase = "startup"
+            trial.kills.append(phase)
+        else:
+            rc = proc.wait()
+            if rc != 0:
+                trial.rc = rc
+                trial.problems.append(f"the command exited {rc} before the kill; see {log}")
+                return
+        trial.rc = Proc(argv, log, trial.folder).wait()
+        if trial.rc != 0:
+            trial.problems.append(f"resume exited {trial.rc}; see {log}")
+            return
+        ref_out = ref.folder / "probe"
+        ref_files = sorted(str(p.relative_to(ref_out)) for p in ref_out.rglob("*") if p.is_file())
+        got_files = sorted(str(p.relative_to(out)) for p in out.rglob("*") if p.is_file())
+        if [f for f in got_files if not f.split("/")[-1].startswith(".")] != ref_files:
+            trial.problems.append(f"files differ from the reference's: {sorted(set(ref_files) ^ set(got_files))}")
+        for f in ref_files:
+            a, b = ref_out / f, out / f
+            if not b.is_file() or f.endswith(".png"):
+                continue
+            if f.endswith(".json"):
+                if canon(strip_timing(read_json(a))) != canon(strip_timing(read_json(b))):
+                    trial.problems.append(f"{f} differs from the reference's (timing fields aside)")
+            elif a.read_bytes() != b.read_bytes():
+                trial.problems.append(f"{f} differs from the reference's")
+        trial.state_same = not trial.problems   # the arms and report files (compared above)
+        trial.leftover += leftovers(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# schedule and report
+
+
+def schedule(trials: int, rng: random.Random) -> list[tuple[str, str, str]]:
+    """(kind, config, aimed phase) per trial: of every six, four runs, one compare, one probe."""
+    pattern = ("run", "compare", "probe", "run", "run", "run")
+    methods = list(RUN_METHODS)
+    rng.shuffle(methods)
+    counts = {"run": 0, "compare": 0, "probe": 0}
+    plan = []
+    for i in range(trials):
+        kind = pattern[i % len(pattern)]
+        n = counts[kind]
+        counts[kind] += 1
+        if kind == "run":
+            # 6 methods and 7 phases rotate together: no (method, phase) pair repeats within 42 trials
+            plan.append((kind, methods[n % len(methods)], RUN_PHASES[n % len(RUN_PHASES)]))
+        elif kind == "compare":
+            pair = COMPARE_PAIRS[n % len(COMPARE_PAIRS)]
+            plan.append((kind, ",".join(pair), COMPARE_PHASES[n % len(COMPARE_PHASES)]))
+        else:
+            plan.append((kind, "probe", PROBE_PHASES[n % len(PROBE_PHASES)]))
+    return plan
+
+
+def table(trials: list[Trial]) -> list[tuple[str, str, int, int, int, int]]:
+    rows: dict[tuple[str, str], list[Trial]] = {}
+    for tr in trials:
+        rows.setdefault((tr.kind, tr.phase), []).append(tr)
+    order = {"run": 0, "compare": 1, "probe": 2}
+    keyed = sorted(rows.items(), key=lambda kv: (order[kv[0][0]], [PRIORITY.index(p) if p in PRIORITY else 99
+                                                                   for p in kv[0][1].split("+")]))
+    return [(kind, phase, len(ts), sum(t.identical for t in ts), sum(t.results_same for t in ts),
+             sum(t.state_same for t in ts))
+            for (kind, phase), ts in keyed]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--trials", type=int, default=24, help="trials in all (default 24: 16 run, 4 compare, 4 probe)")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the random moments and the schedule")
+    ap.add_argument("--out", help="scratch folder (default: a temporary folder)")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch folder (failed trials are always kept)")
+    ap.add_argument("--report", help="also write the table as markdown to this file")
+    args = ap.parse_args(argv)
+    if args.trials < 1:
+        ap.error("--trials must be at least 1")
+    rng = random.Random(args.seed)
+    if args.out:
+        out = Path(args.out).resolve()
+        if out.exists() and any(out.iterdir()):
+            ap.error(f"--out {out}: exists and is not empty")
+        out.mkdir(parents=True, exist_ok=True)
+    else:
+        out = Path(tempfile.mkdtemp(prefix="tsr-reliability-"))
+    started = time.time()
+    harness = Harness(out, rng)
+    trials: list[Trial] = []
+    for i, (kind, config, aim) in enumerate(schedule(args.trials, rng)):
+        trial = Trial(i, kind, config, aim, out / "trials" / f"{i:03d}-{kind}-{config.replace(',', '+')}-{aim}")
+        trial.folder.mkdir(parents=True)
+        began = time.time()
+        getattr(harness, f"{kind}_trial")(trial)
+        trial.seconds = time.time() - began
+        trials.append(trial)
+        verdict = "identical" if trial.identical else "NOT IDENTICAL"
+        print(f"[{i + 1}/{args.trials}] {kind} {config}: aimed {aim}, landed {trial.phase}; resume exit {trial.rc}; "
+              f"{verdict}{' (state files differ)' if trial.rc == 0 and not trial.state_same else ''}; "
+              f"{trial.seconds:.0f} s",
+              file=sys.stderr, flush=True)
+        for p in trial.messages():
+            print(f"    {p}", file=sys.stderr, flush=True)
+    wall = time.time() - started
+    rows = table(trials)
+    ok = sum(t.identical for t in trials)
+    print(f"# kill-and-resume reliability: {len(trials)} trials, seed {args.seed}, {wall:.0f} s wall")
+    print(f"{'kind':8} {'phase':24} {'trials':>6} {'identical':>9} {'results':>7} {'state':>6}")
+    for kind, phase, n, same, res, state in rows:
+        print(f"{kind:8} {phase:24} {n:6d} {same:9d} {res:7d} {state:6d}")
+    print(f"identical {ok} / run {len(trials)}")
+    failed = [t for t in trials if not t.identical]
+    for t in failed:
+        print(f"  trial {t.index} ({t.kind} {t.config}, {t.phase}): {t.folder}")
+        for p in t.messages():
+            print(f"    {p}")
+    if args.report:
+        lines = [f"Kill-and-resume reliability: {len(trials)} trials, seed {args.seed}, {wall:.0f} s wall.", "",
+                 "| kind | phase | trials | identical | results | state |", "|---|---|---:|---:|---:|---:|"]
+        lines += [f"| {kind} | {phase} | {n} | {same} | {res} | {state} |" for kind, phase, n, same, res, state in rows]
+        lines += ["", f"identical {ok} / run {len(trials)}"]
+        for t in failed:
+            lines += ["", f"- trial {t.index} ({t.kind} {t.config}, {t.phase}):"] + [f"  - {p}" for p in t.messages()]
+        Path(args.report).write_text("\n".join(lines) + "\n")
+    if not args.keep:
+        shutil.rmtree(out / "refs", ignore_errors=True)
+        for t in trials:
+            if t.identical:
+                shutil.rmtree(t.folder, ignore_errors=True)
+        if not failed:
+            shutil.rmtree(out / "trials", ignore_errors=True)
+            if not args.out:
+                shutil.rmtree(out, ignore_errors=True)
+    return 0 if not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -10,6 +10,7 @@ version (``.<name>.old``) once ``<name>`` is in place.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import tempfile
@@ -24,6 +25,7 @@ def _atomic(path: Path, write: Callable[[Path], None]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a saved file gets the usual mode
     os.close(fd)
     tmp_path = Path(tmp)
     try:
@@ -36,11 +38,37 @@ def _atomic(path: Path, write: Callable[[Path], None]) -> None:
             tmp_path.unlink()
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()  # read once, at import: os.umask can only be read by setting it
+
+
+def _umask() -> int:
+    return _UMASK
+
+
+def strict(obj: Any) -> Any:
+    """``obj`` with every float that JSON cannot hold (NaN, infinities) as None (null)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: strict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [strict(v) for v in obj]
+    return obj
+
+
 def temp_dir(final: Path) -> Path:
     """A fresh temporary folder beside ``final`` to build it in (then :func:`replace_dir`)."""
     final = Path(final)
     final.parent.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; the folder keeps the usual mode
+    return tmp
 
 
 def remove_leftovers(folder: Path, name: str | None = None) -> list[Path]:
@@ -70,11 +98,12 @@ def write_bytes(path: Path, data: bytes) -> None:
 
 
 def write_json(path: Path, obj: Any) -> None:
-    write_text(path, json.dumps(obj, indent=2, ensure_ascii=False, allow_nan=True) + "\n")
+    """Strict JSON: a NaN or infinite number is written as null."""
+    write_text(path, json.dumps(strict(obj), indent=2, ensure_ascii=False, allow_nan=False) + "\n")
 
 
 def write_jsonl(path: Path, rows: list[dict]) -> None:
-    write_text(path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
+    write_text(path, "".join(json.dumps(strict(r), ensure_ascii=False, allow_nan=False) + "\n" for r in rows))
 
 
 def write_figure(path: Path, fig: Any, dpi: int = 120) -> Path:
@@ -112,6 +141,6 @@ def append_jsonl(path: Path, row: dict) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+        fh.write(json.dumps(strict(row), ensure_ascii=False, allow_nan=False) + "\n")
         fh.flush()
         os.fsync(fh.fileno())

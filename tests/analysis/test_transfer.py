@@ -98,3 +98,11 @@ def test_curve_points_average_each_step_over_seeds():
     assert (s5, s10) == (5, 10) and m5 == pytest.approx(0.3) and m10 == pytest.approx(0.7)
     assert e5 == pytest.approx(0.1)
     assert points["t"]["mixed:p"] == [(5, 0.1, points["t"]["mixed:p"][0][2]), (10, 0.5, points["t"]["mixed:p"][1][2])]
+
+
+def test_heatmap_cells_show_no_spread_for_one_seed():
+    from tsr.analysis.heatmap import cell_text
+
+    assert cell_text({"mean": 0.125, "se": 0.031}) == "+0.12\n±0.03"
+    assert cell_text({"mean": -0.5, "se": float("nan")}) == "-0.50"
+    assert cell_text({"mean": -0.5, "se": None}) == "-0.50"

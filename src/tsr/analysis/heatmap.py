@@ -17,6 +17,14 @@ from ..atomic import write_figure
 from .transfer import benefit, column_best
 
 
+def cell_text(cell: dict) -> str:
+    """A cell's label: the mean Delta, and its standard error where there is one (not with one
+    seed, where it is undefined)."""
+    se = cell.get("se")
+    spread = f"\n±{se:.2f}" if se is not None and math.isfinite(se) else ""
+    return f"{cell['mean']:+.2f}{spread}"
+
+
 def save_heatmap(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], order: list[str], path: Path,
                  title: str = "transfer matrix") -> Path:
     import matplotlib
@@ -43,8 +51,7 @@ def save_heatmap(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], orde
             if s not in matrix[t]:
                 ax.text(j, i, "—", ha="center", va="center", color="#888888")
                 continue
-            c = matrix[t][s]
-            ax.text(j, i, f"{c['mean']:+.2f}\n±{c['se']:.2f}", ha="center", va="center", fontsize=7)
+            ax.text(j, i, cell_text(matrix[t][s]), ha="center", va="center", fontsize=7)
             if best.get(t) == s:
                 ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, lw=2, ec="black"))
     ax.set_xticks(range(len(targets)), [t + ("\n(Δloss)" if kinds[t] == "generation" else "\n(Δacc)") for t in targets],
@@ -52,6 +59,7 @@ def save_heatmap(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], orde
     ax.set_yticks(range(len(sources)), sources, fontsize=8)
     ax.set_xlabel("target")
     ax.set_ylabel("source")
-    ax.set_title(title + "\n(green helps, red hurts; outlined: column best)", fontsize=9)
+    ax.set_title(title + "\n(green helps, red hurts; colour: the benefit over the largest |benefit| "
+                 "in its column; outlined: column best)", fontsize=9)
     fig.tight_layout()
     return write_figure(path, fig, dpi=130)

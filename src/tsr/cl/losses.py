@@ -21,9 +21,14 @@ def token_nll(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor,
     pred = logits[:, :-1, :]
     target = labels[:, 1:]
     mask = target != IGNORE
-    nll = F.cross_entropy(pred.reshape(-1, pred.shape[-1]), target.clamp(min=0).reshape(-1),
-                          reduction="none").view(target.shape)
-    return nll * mask, mask
+    # Only the scored rows go through the softmax (a distilled batch's logits cover every
+    # position, most of them prompt); each row's value is what the whole-batch call gives it,
+    # and the zeros elsewhere keep every later sum as it was.
+    rows = mask.reshape(-1).nonzero().squeeze(1)
+    picked = F.cross_entropy(pred.reshape(-1, pred.shape[-1]).index_select(0, rows),
+                             target.reshape(-1).index_select(0, rows), reduction="none")
+    nll = torch.zeros(target.numel(), dtype=picked.dtype, device=picked.device).index_copy(0, rows, picked)
+    return nll.view(target.shape), mask
 
 
 def masked_ce(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -52,8 +57,16 @@ def kd_kl(student_logits: torch.Tensor, teacher_logits: torch.Tensor, mask: torc
     Averaged over the positions in ``mask``; the teacher is treated as a constant.
     """
     t = float(temperature)
+    return kd_kl_from_log_probs(student_logits, F.log_softmax(teacher_logits.detach() / t, dim=-1), mask, t)
+
+
+def kd_kl_from_log_probs(student_logits: torch.Tensor, teacher_log_probs: torch.Tensor, mask: torch.Tensor,
+                         temperature: float = 2.0) -> torch.Tensor:
+    """:func:`kd_kl` given the teacher's log-probabilities at ``temperature`` (what a teacher
+    cache keeps, so a step does not recompute the teacher's softmax)."""
+    t = float(temperature)
     log_s = F.log_softmax(student_logits / t, dim=-1)
-    log_t = F.log_softmax(teacher_logits.detach() / t, dim=-1)
+    log_t = teacher_log_probs.detach()
     kl = (log_t.exp() * (log_t - log_s)).sum(-1)
     weights = mask.to(kl.dtype)
     return (kl * weights).sum() / weights.sum().clamp(min=1.0) * (t * t)

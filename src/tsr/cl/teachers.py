@@ -20,12 +20,18 @@ from collections import OrderedDict
 from typing import Hashable, Literal, Sequence
 
 import torch
+import torch.nn.functional as F
 
 from ..data.collate import Batch, Encoded, fit
 from ..model.adapter import State
 from ..model.learner import Learner
 
 TeacherMode = Literal["batch", "cached"]
+
+
+def _padding_log_prob(vocab: int, temperature: float) -> float:
+    """log_softmax(0 / T) at every entry of a row of ``vocab`` zero logits."""
+    return float(F.log_softmax(torch.zeros(1, vocab) / temperature, dim=-1)[0, 0])
 
 
 class Teachers:
@@ -62,23 +68,34 @@ class Teachers:
 
     def logits(self, ref: Hashable, state: State, batch: Batch) -> torch.Tensor:
         """Teacher logits shaped like the batch's, float32, on the learner's device."""
+        return self._assemble(ref, state, batch, None)
+
+    def log_probs(self, ref: Hashable, state: State, batch: Batch, temperature: float) -> torch.Tensor:
+        """The teacher's log-probabilities at ``temperature`` (``log_softmax(logits / T)``),
+        shaped like the batch's logits. Cached per example like logits: what a distillation
+        step reads of its teacher, so the step does no softmax of its own on that side.
+        Padded positions hold the log-probabilities of all-zero logits, as a padded batch of
+        logits would give them."""
+        return self._assemble(ref, state, batch, float(temperature))
+
+    def _assemble(self, ref: Hashable, state: State, batch: Batch, temperature: float | None) -> torch.Tensor:
         if self.mode == "batch" or not batch.keys:
             self.forwards += 1
             started = time.perf_counter()
             out = self.learner.logits_under(state, batch)
             self.seconds += time.perf_counter() - started
-            return out
-        rows = [self._example(ref, state, key) for key in batch.keys]
-        width = batch.input_ids.shape[1]
-        out = torch.zeros((len(rows), width, rows[0].shape[-1]), dtype=torch.float32,
-                          device=self.learner.device)
+            return out if temperature is None else F.log_softmax(out / temperature, dim=-1)
+        rows = [self._example(ref, state, key, temperature) for key in batch.keys]
+        width, vocab = batch.input_ids.shape[1], rows[0].shape[-1]
+        fill = 0.0 if temperature is None else _padding_log_prob(vocab, temperature)
+        out = torch.full((len(rows), width, vocab), fill, dtype=torch.float32, device=self.learner.device)
         for i, row in enumerate(rows):
             out[i, : row.shape[0]] = row
         return out
 
-    def _example(self, ref: Hashable, state: State, key: Hashable) -> torch.Tensor:
+    def _example(self, ref: Hashable, state: State, key: Hashable, temperature: float | None) -> torch.Tensor:
         data_id, index = key
-        cache_key = (ref, data_id, index)
+        cache_key = (ref, data_id, index, temperature)
         hit = self._cache.get(cache_key)
         if hit is not None:
             self._cache.move_to_end(cache_key)
@@ -90,6 +107,8 @@ class Teachers:
         self.forwards += 1
         started = time.perf_counter()
         logits = self.learner.logits_under(state, chunk_batch)
+        if temperature is not None:
+            logits = F.log_softmax(logits / temperature, dim=-1)
         self.seconds += time.perf_counter() - started
         result = None
         for row, i, enc in zip(logits, members, encoded):
@@ -97,7 +116,7 @@ class Teachers:
             entry = row[:length].clone()
             if i == index:
                 result = entry
-            self._store((ref, data_id, i), entry)
+            self._store((ref, data_id, i, temperature), entry)
         assert result is not None
         return result
 

@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 import torch
 
-from ..cl.losses import kd_kl, kd_mask, masked_ce
+from ..cl.losses import kd_kl_from_log_probs, kd_mask, masked_ce
 from ..errors import ConfigError
 from .context import TARGET, Draw, TaskContext
 
@@ -124,8 +124,9 @@ class Method:
 
 def ce_and_distillation(ctx: TaskContext, batch, teacher: torch.Tensor | None, mask: str, weight: float,
                         temperature: float) -> dict[str, torch.Tensor]:
-    """``ce`` on the batch and, given teacher logits of the same batch, ``kd``: ``weight`` times
-    the tempered KL to the teacher at the ``mask`` positions (LwF's and TSR's objective).
+    """``ce`` on the batch and, given the teacher's log-probabilities at ``temperature`` on the
+    same batch (:meth:`TaskContext.teacher_log_probs`), ``kd``: ``weight`` times the tempered KL
+    to the teacher at the ``mask`` positions (LwF's and TSR's objective).
 
     When only supervised positions are read (no teacher, or ``mask == "answer"``) the student
     runs on the answer view (:meth:`Learner.answer_logits`), the same loss for less work, and
@@ -139,5 +140,5 @@ def ce_and_distillation(ctx: TaskContext, batch, teacher: torch.Tensor | None, m
     if teacher is not None:
         kept = logits.shape[1]
         positions = kd_mask(mask, batch.attention_mask[:, -kept:].to(logits.device), labels)
-        terms["kd"] = weight * kd_kl(logits, teacher[:, -kept:], positions, temperature)
+        terms["kd"] = weight * kd_kl_from_log_probs(logits, teacher[:, -kept:], positions, temperature)
     return terms

@@ -86,3 +86,8 @@ class TaskContext:
     def teacher_logits(self, ref: Hashable, state: State, batch: Batch) -> torch.Tensor:
         """Logits of ``batch`` under the frozen adapter ``state`` named ``ref``."""
         return self.teachers.logits(ref, state, batch)
+
+    def teacher_log_probs(self, ref: Hashable, state: State, batch: Batch, temperature: float) -> torch.Tensor:
+        """Log-probabilities at ``temperature`` of ``batch`` under the frozen adapter ``state``
+        named ``ref`` (what the tempered KL reads of its teacher)."""
+        return self.teachers.log_probs(ref, state, batch, temperature)

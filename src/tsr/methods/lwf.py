@@ -63,5 +63,5 @@ class LwF(Method):
         p = self.params
         teacher = None
         if p.weight > 0 and self._start is not None:
-            teacher = ctx.teacher_logits(("lwf-start", ctx.index), self._start, batch)
+            teacher = ctx.teacher_log_probs(("lwf-start", ctx.index), self._start, batch, p.temperature)
         return ce_and_distillation(ctx, batch, teacher, p.kd_mask, p.weight, p.temperature)

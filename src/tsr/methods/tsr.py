@@ -133,5 +133,5 @@ class TSR(Method):
     def loss(self, ctx: TaskContext, batch, draw: Draw) -> dict[str, torch.Tensor]:
         p = self.params
         ref = self.reference(ctx, draw) if p.kd_weight > 0 else None
-        teacher = ctx.teacher_logits(ref[0], ref[1], batch) if ref is not None else None
+        teacher = ctx.teacher_log_probs(ref[0], ref[1], batch, p.kd_temperature) if ref is not None else None
         return ce_and_distillation(ctx, batch, teacher, p.kd_mask, p.kd_weight, p.kd_temperature)

@@ -275,7 +275,10 @@ def parse_override_flat(text: str) -> dict:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="tsr", description="Continual fine-tuning with Transfer-Selective Replay.")
+    parser.add_argument("--version", action="version", version=f"tsr {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     def add(name: str, help_text: str, func) -> argparse.ArgumentParser:

@@ -41,3 +41,29 @@ def test_metrics_and_full_schedules_give_the_same_stream_metrics(make_config):
             for ours, theirs in ((lean.acc, full.acc), (lean.loss, full.loss)):
                 assert ours[t][i] == (theirs[t][i] if scored else None)
     assert any(full.acc[t][i] is not None for t in range(k - 1) for i in range(t))  # full has more
+
+
+def test_a_64_task_stream_runs_end_to_end_with_linear_evaluation(make_config, toy_stream):
+    """A long stream (the toy tasks repeated under new names) runs through TSR, routing over
+    up to 63 past tasks, and scores 2K - 1 test sets; bench/long_stream.py times it."""
+    import yaml
+
+    spec = yaml.safe_load(toy_stream.read_text())
+    k = 64
+    tasks = []
+    for i in range(k):
+        entry = dict(spec["tasks"][i % len(spec["tasks"])])
+        for key in ("train", "test"):
+            entry[key] = str(toy_stream.parent / entry[key])
+        entry["name"] = f"{entry['name']}-{i}"
+        tasks.append(entry)
+    long = toy_stream.parent / "long.yaml"
+    long.write_text(yaml.safe_dump({"name": "long", "tasks": tasks}))
+    out = execute(make_config(f"stream.source={long}", "method.name=tsr", "train.steps=1", "method.probe_batches=1",
+                              "stream.test_cap=2", "stream.budget=4", "stream.replay_per_task=2", "name=long"))
+    results = out.results
+    assert results.finished and len(results.tasks) == k
+    scored = sum(v is not None for row in results.acc for v in row)
+    assert scored == 2 * k - 1
+    weights = [info.get("weights", {}) for info in results.task_info]
+    assert len(weights[-1]) == k - 1 and abs(sum(weights[-1].values()) - 1) < 1e-5

@@ -184,3 +184,11 @@ def test_a_stream_file_name_that_would_leave_out_dir_is_refused(where, tiny_mode
     err = capsys.readouterr().err.strip()
     assert f"{spec}" in err and f"{where} name" in err and "path separator" in err and len(err.splitlines()) == 1
     assert not (tmp_path / "a").exists() and not (tmp_path / "escaped").exists()
+
+
+def test_version(capsys):
+    from tsr import __version__
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"tsr {__version__}"

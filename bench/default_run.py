@@ -33,7 +33,7 @@ def one_run(out: Path, cache: Path, overrides: list[str]) -> dict:
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(cache))
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     started = time.time()
-    proc = subprocess.run([sys.executable, "-m", "tsr", "run", f"out_dir={out}", "--quiet", *overrides],
+    proc = subprocess.run([sys.executable, "-m", "tsr", "run", f"out_dir={out}", *overrides, "--quiet"],
                           env=env, capture_output=True, text=True)
     wall = time.time() - started
     if proc.returncode != 0:

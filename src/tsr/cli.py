@@ -103,17 +103,23 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
 
     runs = agg.find_runs([Path(p) for p in args.runs])
     if not runs:
-        raise TsrError(f"no finished runs under {', '.join(args.runs)}")
+        raise TsrError(f"no runs under {', '.join(args.runs)}")
     summaries = [agg.summarise(p) for p in runs]
     metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ())
     cells, settings, methods = agg.aggregate(summaries, metrics)
+    pending = agg.unfinished(summaries)
     if args.format == "md":
         sys.stdout.write(agg.markdown_table(cells, settings, methods, metrics))
     elif args.format == "csv":
         sys.stdout.write(agg.csv_table(cells, settings, methods, metrics))
     else:
         console.print(agg.rich_table(cells, settings, methods, metrics))
-        console.print(f"[dim]{len(runs)} runs[/]")
+        console.print(f"[dim]{len(runs) - len(pending)} finished runs[/]")
+    if pending:  # a grid in progress: what is not in the table yet (stderr, so md/csv stay clean)
+        err = Console(stderr=True)
+        err.print(f"{len(pending)} unfinished run(s), not in the table:", highlight=False)
+        for line in pending:
+            err.print(f"  {line}", highlight=False, soft_wrap=True)
     return 0
 
 

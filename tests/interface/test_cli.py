@@ -192,3 +192,23 @@ def test_version(capsys):
     with pytest.raises(SystemExit) as stop:
         main(["--version"])
     assert stop.value.code == 0 and capsys.readouterr().out.strip() == f"tsr {__version__}"
+
+
+def test_table_never_averages_runs_of_different_configs_and_lists_unfinished_ones(
+        tiny_model, toy_stream, tmp_path, capsys, monkeypatch):
+    from conftest import run_interrupted
+    from tsr.config import load_config
+
+    base = small(tiny_model, toy_stream, tmp_path, "method.name=ewc")
+    for extra in (["seed=0"], ["seed=1"], ["seed=0", "train.steps=5"], ["seed=0", "method.lam=3"]):
+        assert main(["run", "paper", *base, *extra, "--quiet"]) == 0
+    run_interrupted(monkeypatch, load_config("paper", [*base, "seed=2", "name=half"]), 1)  # a grid in progress
+    capsys.readouterr()
+    assert main(["table", str(tmp_path), "--format", "csv"]) == 0
+    captured = capsys.readouterr()
+    rows = [line.split(",") for line in captured.out.splitlines()[1:] if ",overall," in line]
+    cells = {(setting.rsplit(" · ", 1)[1], method): int(n) for setting, method, _, _, _, n in rows}
+    # the two seeds of one config share a cell; another step count or lam gets its own
+    assert cells == {("train.steps=4", "ewc (lam=100.0)"): 2, ("train.steps=5", "ewc (lam=100.0)"): 1,
+                     ("train.steps=4", "ewc (lam=3.0)"): 1}
+    assert "1 unfinished run(s)" in captured.err and "half" in captured.err and "1 tasks finished" in captured.err

@@ -26,7 +26,8 @@ import yaml
 from .errors import ConfigError
 from .methods.registry import MethodSpec, resolve_method
 from .model.settings import LoraConfig, ModelConfig
-from .names import unsafe_reason
+from .data.names import unsafe_reason
+from .data.records import parse_yaml, read_utf8
 from .schema import build, require, to_plain
 
 PRESET_DIR = "presets"
@@ -187,13 +188,7 @@ def preset_names() -> list[str]:
 
 
 def _read_yaml(text: str, where: str) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise ConfigError(f"{where}{line}: malformed YAML ({problem})") from None
+    data = parse_yaml(text, where, ConfigError)
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -252,13 +247,7 @@ def resolve_layers(config: str | Path | None, overrides: list[str]) -> dict[str,
         path = Path(str(config))
         if not path.is_file():
             raise ConfigError(f"{path}: config file not found")
-        raw = path.read_bytes()
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            line = raw[: err.start].count(b"\n") + 1
-            raise ConfigError(f"{path}:{line}: not UTF-8 text ({err.reason})") from None
-        data = _read_yaml(text, str(path))
+        data = _read_yaml(read_utf8(path, ConfigError), str(path))
         preset = data.pop("preset", None)
         if preset is not None:
             data = merge(load_preset(str(preset)), data)

@@ -575,7 +575,7 @@ RUN_CASES = [
         "config.yaml", "model: !!python/object/apply:os.system ['echo hi']\n"), "table"),
          "config.yaml:1: malformed YAML (could not determine a constructor"),
     case("table-config-yaml-not-utf8", corrupt("finished", put("config.yaml", b"seed: \xff\n"), "table"),
-         "config.yaml: not UTF-8 text"),
+         "config.yaml:1: not UTF-8 text"),
 ]  # an interrupted run is not bad input for `tsr table`: it is listed apart (tests/interface/test_cli.py)
 
 

@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "tsr"
 
 # bottom to top; a module may import its own layer and the layers before it
 LAYERS = ["foundation", "data", "model", "cl", "methods", "config", "engine", "analysis", "interface"]
-ROOT_MODULES = {"errors": "foundation", "rng": "foundation", "atomic": "foundation", "schema": "foundation", "names": "foundation",
+ROOT_MODULES = {"errors": "foundation", "rng": "foundation", "atomic": "foundation", "schema": "foundation",
                 "config": "config", "cli": "interface", "display": "interface", "__main__": "interface",
                 "__init__": "foundation"}
 

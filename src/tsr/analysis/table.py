@@ -21,6 +21,7 @@ from pathlib import Path
 import yaml
 from rich.table import Table
 
+from ..data.records import read_yaml
 from ..engine.results import Results, load_results
 from ..errors import RunError
 
@@ -80,14 +81,7 @@ def summarise(path: Path) -> RunSummary:
     setting, flat = "run", None
     cfg_file = path / "config.yaml"
     if cfg_file.is_file():
-        try:
-            cfg = yaml.safe_load(cfg_file.read_text(encoding="utf-8")) or {}
-        except UnicodeDecodeError as err:
-            raise RunError(f"{cfg_file}: not UTF-8 text ({err.reason} at byte {err.start})") from None
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            line = f":{mark.line + 1}" if mark is not None else ""
-            raise RunError(f"{cfg_file}{line}: malformed YAML ({getattr(err, 'problem', None) or err})") from None
+        cfg = read_yaml(cfg_file, RunError) or {}
         if not isinstance(cfg, dict) or not all(isinstance(cfg.get(k, {}), dict) for k in ("model", "stream")):
             raise RunError(f"{cfg_file}: not a run config (expected the mapping with model and stream "
                            "sections that `tsr run` writes)")

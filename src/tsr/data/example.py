@@ -9,7 +9,7 @@ from enum import Enum
 from typing import Iterator, Mapping, Sequence
 
 from ..errors import DataError
-from ..names import unsafe_reason
+from .names import unsafe_reason
 
 
 @dataclass(frozen=True, slots=True)

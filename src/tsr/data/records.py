@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..errors import DataError
+import yaml
+
+from ..errors import DataError, TsrError
 from .example import Example
 
 
@@ -37,14 +39,31 @@ def read_json_array(path: Path) -> list[Any]:
     return data
 
 
-def read_utf8(path: Path) -> str:
-    """A whole text file; bytes that are not UTF-8 are an error naming the file and line."""
+def read_utf8(path: Path, error: type[TsrError] = DataError) -> str:
+    """A whole text file; bytes that are not UTF-8 are an ``error`` naming the file and line."""
     data = Path(path).read_bytes()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
-        raise DataError(f"{path}:{line}: not UTF-8 text ({err.reason})") from None
+        raise error(f"{path}:{line}: not UTF-8 text ({err.reason})") from None
+
+
+def parse_yaml(text: str, where: str, error: type[TsrError] = DataError) -> Any:
+    """YAML ``text`` (safe: no tags that build objects); malformed YAML is an ``error`` naming
+    ``where`` and the line."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise error(f"{where}{line}: malformed YAML ({problem})") from None
+
+
+def read_yaml(path: Path, error: type[TsrError] = DataError) -> Any:
+    """A YAML file, with :func:`read_utf8`'s and :func:`parse_yaml`'s one-line errors."""
+    return parse_yaml(read_utf8(path, error), str(path), error)
 
 
 def read_jsonl(path: Path) -> list[tuple[int, Any]]:

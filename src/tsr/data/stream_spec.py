@@ -17,14 +17,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..errors import DataError
-from ..names import unsafe_reason
+from .names import unsafe_reason
 from .benchmarks.trace import load_trace_task
 from .example import Stream, Task, TaskKind
 from .jsonl import load_jsonl_task
-from .records import read_utf8
+from .records import read_yaml
 
 FORMAT_KEYS = {"jsonl": ("train", "test"), "trace": ("path",)}
 COMMON_KEYS = ("name", "kind", "format")
@@ -67,12 +65,7 @@ def load_stream_file(path: Path) -> tuple[Stream, list[str] | None]:
     path = Path(path)
     if not path.is_file():
         raise DataError(f"{path}: stream file not found")
-    try:
-        data = yaml.safe_load(read_utf8(path))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise DataError(f"{path}{line}: malformed YAML ({getattr(err, 'problem', err)})") from None
+    data = read_yaml(path)
     if not isinstance(data, dict):
         raise DataError(f"{path}: expected a mapping with 'tasks'")
     extra = sorted(set(data) - {"name", "tasks", "order"})

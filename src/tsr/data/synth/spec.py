@@ -40,11 +40,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ...errors import ConfigError
 from ...schema import build, require
-from ..records import read_utf8
+from ..records import read_yaml
 from .families import FAMILIES
 from .lexicon import KINDS, LABEL_TONE, LABEL_WORDS, TONES
 
@@ -132,12 +130,7 @@ def load_spec(path: Path) -> SynthSpec:
     path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: generator config not found")
-    try:
-        data = yaml.safe_load(read_utf8(path))
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{line}: malformed YAML ({getattr(err, 'problem', err)})") from None
+    data = read_yaml(path, ConfigError)
     try:
         return build(SynthSpec, data)
     except ConfigError as err:

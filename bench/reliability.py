@@ -401,6 +401,25 @@ def _all_events(run: Path) -> list[dict]:
 # trials
 
 
+def missed_kill(trial: "Trial", proc: Proc, log: Path, aim: str | None = None) -> bool:
+    """After a kill that came too late: True (and the trial marked failed) when the command
+    had exited with an error by itself."""
+    rc = proc.wait()
+    if rc == 0:
+        return False
+    trial.rc = rc
+    trial.problems.append(f"the command exited {rc} before the kill{f' ({aim})' if aim else ''}; see {log}")
+    return True
+
+
+def resume(trial: "Trial", argv: list[str], log: Path) -> bool:
+    """Run the command again to its end; True when it exited 0."""
+    trial.rc = Proc(argv, log, trial.folder).wait()
+    if trial.rc != 0:
+        trial.problems.append(f"resume exited {trial.rc}; see {log}")
+    return trial.rc == 0
+
+
 @dataclass
 class Trial:
     index: int
@@ -521,15 +540,9 @@ class Harness:
             proc = Proc(argv, log, trial.folder)
             if self.aim_run(proc, view, aim, t, ref.timing):
                 trial.kills.append(view.classify())
-            else:
-                rc = proc.wait()
-                if rc != 0:
-                    trial.problems.append(f"the command exited {rc} before the kill ({aim}); see {log}")
-                    trial.rc = rc
-                    return
-        trial.rc = Proc(argv, log, trial.folder).wait()
-        if trial.rc != 0:
-            trial.problems.append(f"resume exited {trial.rc}; see {log}")
+            elif missed_kill(trial, proc, log, aim):
+                return
+        if not resume(trial, argv, log):
             return
         problems, trial.state_same = compare_runs(ref_run, run_path)
         trial.problems += problems
@@ -564,15 +577,9 @@ class Harness:
             if all(p == "finish" for p in phases):
                 phases = ["table"]
             trial.kills.append(rank(phases))
-        else:
-            rc = proc.wait()
-            if rc != 0:
-                trial.rc = rc
-                trial.problems.append(f"the command exited {rc} before the kill; see {log}")
-                return
-        trial.rc = Proc(argv, log, trial.folder).wait()
-        if trial.rc != 0:
-            trial.problems.append(f"resume exited {trial.rc}; see {log}")
+        elif missed_kill(trial, proc, log):
+            return
+        if not resume(trial, argv, log):
             return
         same = []
         for name, ref_run in ref.runs.items():
@@ -619,15 +626,9 @@ class Harness:
             else:
                 phase = "startup"
             trial.kills.append(phase)
-        else:
-            rc = proc.wait()
-            if rc != 0:
-                trial.rc = rc
-                trial.problems.append(f"the command exited {rc} before the kill; see {log}")
-                return
-        trial.rc = Proc(argv, log, trial.folder).wait()
-        if trial.rc != 0:
-            trial.problems.append(f"resume exited {trial.rc}; see {log}")
+        elif missed_kill(trial, proc, log):
+            return
+        if not resume(trial, argv, log):
             return
         ref_out = ref.folder / "probe"
         ref_files = sorted(str(p.relative_to(ref_out)) for p in ref_out.rglob("*") if p.is_file())

@@ -71,9 +71,12 @@ class TrainConfig:
     """Optimisation per task: a fresh AdamW for ``steps`` steps of ``batch_size`` examples.
 
     ``teacher`` chooses how distillation targets are computed (see :mod:`tsr.cl.teachers`):
-    ``cached`` reuses exact per-example teacher logits, ``batch`` recomputes them on every
-    batch as the reference code does; ``auto`` is ``cached`` on CPU and ``batch`` on GPUs,
-    where large vocabularies make per-example logits too big to keep.
+    ``cached`` reuses exact per-example teacher log-probabilities, ``hidden`` reuses exact
+    per-example last hidden states and runs the output head per step (memory per position: the
+    hidden size instead of the vocabulary), ``batch`` recomputes the teacher on every batch as
+    the reference code does; ``auto`` is ``cached`` on CPU and ``hidden`` on GPUs, where large
+    vocabularies make per-example logits too big to keep (``batch`` where LoRA adapts the
+    output head).
     """
 
     steps: int = 500
@@ -87,9 +90,10 @@ class TrainConfig:
     grad_clip: float | None = None
     """clip the adapter's gradient norm to this value; null: no clipping (the paper's code does not
     clip)"""
-    teacher: Literal["auto", "cached", "batch"] = "auto"
-    """distillation targets: `cached` (exact per-example cache), `batch` (recomputed per batch);
-    `auto` = cached on CPU, batch on GPUs"""
+    teacher: Literal["auto", "cached", "hidden", "batch"] = "auto"
+    """distillation targets: `cached` (exact per-example cache of log-probabilities), `hidden`
+    (exact per-example cache of last hidden states, output head per step), `batch` (recomputed
+    per batch); `auto` = cached on CPU, hidden on GPUs"""
     teacher_cache_mb: float = 2048.0
     """memory budget of the teacher cache (changes speed, never results)"""
 

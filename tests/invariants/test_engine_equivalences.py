@@ -74,10 +74,11 @@ def test_resume_equals_uninterrupted(make_config, method, monkeypatch):
     assert again.already_finished
 
 
-def test_teacher_cache_budget_does_not_change_results(make_config):
-    big = execute(make_config("method.name=tsr", "method.reference=era", "train.teacher=cached", "name=big"))
-    tiny = execute(make_config("method.name=tsr", "method.reference=era", "train.teacher=cached",
-                               "train.teacher_cache_mb=0.01", "name=tiny"))
+@pytest.mark.parametrize("mode", ["cached", "hidden"])
+def test_teacher_cache_budget_does_not_change_results(make_config, mode):
+    big = execute(make_config("method.name=tsr", "method.reference=era", f"train.teacher={mode}", "name=big"))
+    tiny = execute(make_config("method.name=tsr", "method.reference=era", f"train.teacher={mode}",
+                               "train.teacher_cache_mb=0.001", "name=tiny"))
     batch = execute(make_config("method.name=tsr", "method.reference=era", "train.teacher=batch", "name=batch"))
     assert same_adapter(final_adapter(big), final_adapter(tiny))
     assert teacher_forwards(big) < teacher_forwards(tiny)  # the big cache really was hit
@@ -86,3 +87,4 @@ def test_teacher_cache_budget_does_not_change_results(make_config):
 
     a, b = final_adapter(big), final_adapter(batch)
     assert all(torch.allclose(a[k], b[k], atol=1e-4, rtol=1e-3) for k in a)
+

@@ -320,3 +320,27 @@ def test_a_bfloat16_adapter_trains_on_cpu(make_config, tiny_model):
     state = load_file(str(snapshot))
     assert state and all(t.dtype == torch.bfloat16 for k, t in state.items() if ".lora_" in k)
     assert any(not torch.equal(t, default.init_state[k].to(torch.bfloat16)) for k, t in state.items() if ".lora_B." in k)
+
+
+@pytest.mark.parametrize("arch", ["qwen2", "llama", "gemma3"])
+def test_output_head_on_last_hidden_states_gives_the_logits(model_factory, arch):
+    """What the ``hidden`` teacher cache keeps (last hidden states) and what it computes per step
+    (the output head on them) reproduce the teacher's logits, soft cap included."""
+    from tsr.data.collate import Encoded
+
+    learner = learner_for(model_factory(arch))
+    with torch.no_grad():
+        for n, p in learner.adapter.named():
+            if ".lora_B." in n:
+                p.normal_(0, 0.05, generator=torch.Generator().manual_seed(1))
+    state = learner.adapter.state()
+    batch = learner.encoder.collate([Encoded((5, 6, 7, 8), (9, 2)), Encoded((5, 6), (10, 11, 2))])
+    hidden = learner.hidden_under(state, batch)
+    assert hidden.shape[-1] == learner.model.get_base_model().config.hidden_size
+    torch.testing.assert_close(learner.head_logits(hidden), learner.logits_under(state, batch), rtol=1e-5, atol=1e-5)
+    config = learner.model.get_base_model().config
+    config.final_logit_softcapping = 0.5  # a cap that bites: logits of this model exceed 0.5
+    capped = learner.logits_under(state, batch)
+    if hasattr(type(config), "final_logit_softcapping") or arch == "gemma3":
+        assert capped.abs().max() <= 0.5
+        torch.testing.assert_close(learner.head_logits(hidden), capped, rtol=1e-5, atol=1e-5)

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 import torch
 
 from ..cl.memory import TaskMemory, TaskRecord, save_record
-from ..cl.teachers import Teachers
+from ..cl.teachers import Teachers, head_adapted
 from ..config import RunConfig, TrainConfig
 from ..data.collate import Encoded
 from ..data.example import Example, Stream, Task
@@ -189,7 +189,7 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
     cfg, learner, stream = plan.cfg, plan.learner, plan.stream
     mode = cfg.train.teacher
     if mode == "auto":
-        mode = "cached" if learner.device.type == "cpu" else "batch"
+        mode = "cached" if learner.device.type == "cpu" else "batch" if head_adapted(learner) else "hidden"
     teachers = Teachers(learner, mode, cfg.train.teacher_cache_mb)
     k = len(stream)
     if results.completed == 0 and cfg.eval.all_tasks and results.zero_shot is None:

@@ -92,6 +92,30 @@ class Learner:
             return self.logits(batch)
 
     @torch.no_grad()
+    def hidden_under(self, state: State, batch: Batch) -> torch.Tensor:
+        """The last hidden states of every position of ``batch`` under ``state`` (no gradients):
+        the decoder's output after its final norm, which is what the output head reads, in the
+        model's own dtype. ``head_logits`` of them gives the logits of :meth:`logits_under`, up to
+        the rounding of one matrix product in another batch shape."""
+        batch = batch.to(self.device)
+        decoder = self.model.get_base_model().get_decoder()
+        hooked = self.compiled and has_forward_hooks(self.hookable or self.model.modules())
+        with self.adapter.swapped(state), eager_execution() if hooked else nullcontext():
+            return decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
+                           use_cache=False).last_hidden_state
+
+    @torch.no_grad()
+    def head_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Float32 logits of the output head for last hidden states, as the model's forward
+        computes them (with the final soft cap of models that have one, e.g. Gemma 2)."""
+        base = self.model.get_base_model()
+        logits = base.get_output_embeddings()(hidden.to(self.device))
+        cap = getattr(base.config, "final_logit_softcapping", None)
+        if cap:
+            logits = torch.tanh(logits / cap) * cap
+        return logits.float()
+
+    @torch.no_grad()
     def greedy(self, prompt_ids: list[int], max_new_tokens: int, cache: bool = False) -> list[int]:
         """Greedy continuation of ``prompt_ids`` up to and including EOS.
 

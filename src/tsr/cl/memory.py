@@ -71,7 +71,7 @@ def save_record(root: Path, record: TaskRecord) -> Path:
         write_json(tmp / "record.json", {"index": record.index, "name": record.name, "kind": record.kind,
                                          "replay_examples": len(record.replay),
                                          "has_signature": record.signature is not None})
-        write_jsonl(tmp / "replay.jsonl", [{"prompt": e.prompt, "answer": e.answer} for e in record.replay])
+        write_jsonl(tmp / "replay.jsonl", [e.record() for e in record.replay])
         write_tensors(tmp / "snapshot.safetensors", record.snapshot)
         if record.signature is not None:
             write_tensors(tmp / "signature.safetensors", {"signature": record.signature})

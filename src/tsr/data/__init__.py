@@ -2,5 +2,6 @@
 
 from .collate import Batch, Encoded, Encoder
 from .example import Example, Stream, Task, TaskKind
+from .hf import from_hf
 
-__all__ = ["Batch", "Encoded", "Encoder", "Example", "Stream", "Task", "TaskKind"]
+__all__ = ["Batch", "Encoded", "Encoder", "Example", "Stream", "Task", "TaskKind", "from_hf"]

@@ -3,7 +3,8 @@
 The answer and the EOS token are supervised; prompt tokens are masked out of the loss
 (label -100). When prompt + answer + EOS exceeds ``max_length`` the prompt is cut from the
 left, so the answer always stays whole; an answer that cannot fit at all is an error. Each
-example is tokenised once and cached.
+example is tokenised once and cached. A chat example's turns (:mod:`tsr.data.formats`) are
+rendered here, with the tokenizer's chat template when it has one: data/ never sees a model.
 """
 
 from __future__ import annotations
@@ -69,12 +70,29 @@ class Encoder:
             raise ModelError(f"model.chat_template=true, but the tokenizer cannot apply a chat template "
                              f"({str(err).splitlines()[0]})") from None
 
+    def _chat_text(self, turns: tuple[tuple[str, str], ...]) -> str:
+        messages = [{"role": role, "content": content} for role, content in turns]
+        try:
+            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        except Exception as err:  # a template may refuse a turn (jinja's raise_exception)
+            raise ModelError(f"the tokenizer's chat template cannot render the turns "
+                             f"{[role for role, _ in turns]} of a chat example "
+                             f"({str(err).splitlines()[0] if str(err) else type(err).__name__})") from None
+
+    def text(self, example: Example) -> str:
+        """The prompt text the model reads: a chat example's turns through the tokenizer's chat
+        template when it has one (its plain rendering otherwise); any other prompt as written,
+        or as one user turn when ``chat_template`` is set."""
+        if example.messages is not None and getattr(self.tokenizer, "chat_template", None):
+            return self._chat_text(example.messages)
+        return self._prompt_text(example.prompt)
+
     def encode(self, example: Example) -> Encoded:
         hit = self._cache.get(example)
         if hit is not None:
             return hit
         tok = self.tokenizer
-        prompt_ids = tok(self._prompt_text(example.prompt), add_special_tokens=False)["input_ids"]
+        prompt_ids = tok(self.text(example), add_special_tokens=False)["input_ids"]
         answer_ids = tok(example.answer, add_special_tokens=False)["input_ids"] + [self.eos_id]
         enc = Encoded(tuple(prompt_ids), tuple(answer_ids))
         self._cache[example] = enc

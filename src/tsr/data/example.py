@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Iterator, Mapping, Sequence
 
@@ -14,10 +14,27 @@ from .names import unsafe_reason
 
 @dataclass(frozen=True, slots=True)
 class Example:
-    """One supervised example: the model reads ``prompt`` and must produce ``answer``."""
+    """One supervised example: the model reads ``prompt`` and must produce ``answer``.
+
+    ``messages`` is set only for examples read from chat records: the ``(role, content)`` turns
+    before the answer. ``prompt`` then holds their plain rendering (:mod:`tsr.data.formats`),
+    and collation renders the turns with the tokenizer's chat template when it has one.
+    """
 
     prompt: str
     answer: str
+    messages: tuple[tuple[str, str], ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.messages is not None:  # lists from JSON (the task memory) become hashable tuples
+            object.__setattr__(self, "messages", tuple((str(r), str(c)) for r, c in self.messages))
+
+    def record(self) -> dict[str, object]:
+        """The example as a JSON record that ``Example(**record)`` reads back."""
+        out: dict[str, object] = {"prompt": self.prompt, "answer": self.answer}
+        if self.messages is not None:
+            out["messages"] = [list(turn) for turn in self.messages]
+        return out
 
 
 class TaskKind(str, Enum):
@@ -69,6 +86,31 @@ class Task:
         return self.kind is TaskKind.CLASSIFICATION
 
 
+def _digest_row(example: Example) -> list:
+    # chat turns join the row only when present, so digests of other data stay as they were
+    row: list = [example.prompt, example.answer]
+    if example.messages is not None:
+        row.append([list(turn) for turn in example.messages])
+    return row
+
+
+def labelled(task: Task, labels: Sequence[str], where: str) -> Task:
+    """``task`` with its list of valid answers: only a classification task has one, and every
+    pool and test answer must be one of them (compared without surrounding whitespace)."""
+    if not task.is_classification:
+        raise DataError(f"{where}: 'labels' is for classification tasks; task {task.name!r} is a "
+                        f"{task.kind.value} task")
+    if (isinstance(labels, str) or not labels or not all(isinstance(x, str) and x.strip() for x in labels)):
+        raise DataError(f"{where}: 'labels' must be a non-empty list of non-empty strings")
+    valid = {x.strip() for x in labels}
+    for split, examples in (("training", task.pool), ("test", task.test)):
+        for i, ex in enumerate(examples):
+            if ex.answer.strip() not in valid:
+                raise DataError(f"{where}: {split} example {i} has the answer {ex.answer!r}, which is not one of "
+                                f"the labels ({', '.join(labels)})")
+    return replace(task, labels=tuple(labels))
+
+
 @dataclass(frozen=True)
 class Stream:
     """An ordered sequence of tasks with distinct names."""
@@ -92,8 +134,8 @@ class Stream:
         runs and probe arms record it so that work done on other data is never mixed in."""
         h = hashlib.sha256()
         for t in self.tasks:
-            rows = [t.name, t.kind.value, t.labels, [[e.prompt, e.answer] for e in t.pool],
-                    [[e.prompt, e.answer] for e in t.test]]
+            rows = [t.name, t.kind.value, t.labels, [_digest_row(e) for e in t.pool],
+                    [_digest_row(e) for e in t.test]]
             h.update(json.dumps(rows, ensure_ascii=False).encode("utf-8"))
         return h.hexdigest()[:16]
 

@@ -128,12 +128,6 @@ def examples_from_array(path: Path) -> list[Example]:
     return [record_to_example(r, f"{path}: record {i}") for i, r in enumerate(read_json_array(path))]
 
 
-def examples_from_jsonl(path: Path) -> list[Example]:
-    """Examples from a JSON Lines file of prompt/answer records."""
-    path = Path(path)
-    return [record_to_example(r, f"{path}:{line}") for line, r in read_jsonl(path)]
-
-
 def nonempty(examples: Iterable[Example], path: Path, what: str) -> list[Example]:
     out = list(examples)
     if not out:

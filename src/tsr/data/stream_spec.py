@@ -4,28 +4,37 @@ A stream file lists its tasks in order; paths are relative to the file::
 
     name: my-stream
     tasks:
-      - {name: sentiment, kind: classification, format: jsonl,
+      - {name: sentiment, kind: classification, format: jsonl, labels: [positive, negative],
          train: sentiment/train.jsonl, test: sentiment/test.jsonl}
       - {name: fomc, kind: classification, format: trace, path: trace/FOMC}
-    order: [fomc, sentiment]        # optional; the listed order otherwise
+      - {name: qa, kind: generation, format: hf, path: qa-dataset}
+    order: [fomc, sentiment, qa]    # optional; the listed order otherwise
 
-Formats: ``jsonl`` (keys ``train``, ``test``) and ``trace`` (key ``path``, a TRACE task folder).
+Formats: ``jsonl`` (keys ``train``, ``test``: JSON Lines files, each of one record shape of
+:mod:`tsr.data.formats`), ``trace`` (key ``path``, a TRACE task folder) and ``hf`` (a Hugging
+Face dataset: ``path``, a folder written by ``save_to_disk``, or ``hub``, a hub id with an
+optional ``config``; splits ``train_split`` and ``test_split``, default ``train`` and ``test``).
+Every task may list its ``labels`` (classification only). docs/streams.md is the user's page.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..errors import DataError
 from .names import unsafe_reason
 from .benchmarks.trace import load_trace_task
-from .example import Stream, Task, TaskKind
+from .example import Stream, Task, TaskKind, labelled
+from .hf import load_hf_task
 from .jsonl import load_jsonl_task
 from .records import read_yaml
 
-FORMAT_KEYS = {"jsonl": ("train", "test"), "trace": ("path",)}
+# format -> (required keys, optional keys)
+FORMAT_KEYS = {"jsonl": (("train", "test"), ()), "trace": (("path",), ()),
+               "hf": ((), ("path", "hub", "config", "train_split", "test_split"))}
 COMMON_KEYS = ("name", "kind", "format")
+OPTIONAL_KEYS = ("labels",)
 
 
 def _task_from_entry(entry: Any, index: int, base: Path, where: str) -> Task:
@@ -38,12 +47,13 @@ def _task_from_entry(entry: Any, index: int, base: Path, where: str) -> Task:
     fmt = entry["format"]
     if fmt not in FORMAT_KEYS:
         raise DataError(f"{at}: unknown format {fmt!r} (valid: {', '.join(FORMAT_KEYS)})")
-    allowed = set(COMMON_KEYS) | set(FORMAT_KEYS[fmt])
+    required, optional = FORMAT_KEYS[fmt]
+    allowed = set(COMMON_KEYS) | set(OPTIONAL_KEYS) | set(required) | set(optional)
     extra = sorted(set(entry) - allowed)
     if extra:
         raise DataError(f"{at}: unknown key '{extra[0]}' for format {fmt!r} "
                         f"(valid: {', '.join(sorted(allowed))})")
-    missing = [k for k in FORMAT_KEYS[fmt] if k not in entry]
+    missing = [k for k in required if k not in entry]
     if missing:
         raise DataError(f"{at}: format {fmt!r} needs key '{missing[0]}'")
     name = str(entry["name"])
@@ -56,8 +66,32 @@ def _task_from_entry(entry: Any, index: int, base: Path, where: str) -> Task:
         return path if path.is_absolute() else base / path
 
     if fmt == "jsonl":
-        return load_jsonl_task(name, kind, rel("train"), rel("test"))
-    return load_trace_task(name, kind, rel("path"))
+        task = load_jsonl_task(name, kind, rel("train"), rel("test"))
+    elif fmt == "trace":
+        task = load_trace_task(name, kind, rel("path"))
+    else:
+        task = _hf_task(entry, at, name, kind, rel)
+    if "labels" not in entry:
+        return task
+    labels = entry["labels"]
+    if isinstance(labels, list) and any(isinstance(x, bool) for x in labels):
+        raise DataError(f"{at} ({name}): 'labels' holds a boolean: YAML reads yes/no/on/off/true/false "
+                        "unquoted as booleans; quote them ('yes')")
+    return labelled(task, labels, f"{at} ({name})")
+
+
+def _hf_task(entry: dict[str, Any], at: str, name: str, kind: TaskKind, rel: Callable[[str], Path]) -> Task:
+    if ("path" in entry) == ("hub" in entry):
+        raise DataError(f"{at}: format 'hf' needs exactly one of 'path' (a folder written by save_to_disk) "
+                        "and 'hub' (a hub dataset id)")
+    if "config" in entry and "hub" not in entry:
+        raise DataError(f"{at}: 'config' names a configuration of a 'hub' dataset")
+    for key in ("hub", "config", "train_split", "test_split"):
+        if key in entry and not (isinstance(entry[key], str) and entry[key]):
+            raise DataError(f"{at}: '{key}' must be a non-empty string")
+    return load_hf_task(name, kind, path=rel("path") if "path" in entry else None, hub=entry.get("hub"),
+                        config=entry.get("config"), train_split=entry.get("train_split", "train"),
+                        test_split=entry.get("test_split", "test"))
 
 
 def load_stream_file(path: Path) -> tuple[Stream, list[str] | None]:

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import re
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ..data.collate import fit
@@ -138,7 +138,7 @@ class SDFT(Method):
             return None  # cut off by the budget: not a complete answer
         text = encoder.tokenizer.decode(out[:-1], skip_special_tokens=True)
         answer = agreed_answer(example, text, classification, labels)
-        if answer is None or len(encoder.encode(Example(example.prompt, answer)).answer_ids) > encoder.max_length:
+        if answer is None or len(encoder.encode(replace(example, answer=answer)).answer_ids) > encoder.max_length:
             return None
         return answer
 
@@ -150,7 +150,7 @@ class SDFT(Method):
             for example in ctx.train:
                 answer = self.rewrite(learner, example, ctx.task.is_classification, ctx.task.labels)
                 kept += answer is not None
-                rewritten.append(example if answer is None else Example(example.prompt, answer))
+                rewritten.append(example if answer is None else replace(example, answer=answer))
         # Replace the training set before any batch stream over it exists.
         ctx.train[:] = rewritten  # in place: the batch streams are built from it on the first step
         return {"rewrites_kept": kept, "rewrites_total": len(rewritten)}

@@ -30,6 +30,7 @@ def _atomic(path: Path, write: Callable[[Path], None]) -> None:
     tmp_path = Path(tmp)
     try:
         write(tmp_path)
+        os.chmod(tmp_path, 0o666 & ~_umask())  # again: some writers (safetensors) replace the file
         with open(tmp_path, "rb+") as fh:
             os.fsync(fh.fileno())
         os.replace(tmp_path, path)
@@ -87,6 +88,17 @@ def remove_leftovers(folder: Path, name: str | None = None) -> list[Path]:
             shutil.rmtree(entry) if entry.is_dir() and not entry.is_symlink() else entry.unlink()
             removed.append(entry)
     return removed
+
+
+def settle(folder: Path) -> None:
+    """Sync every file under ``folder`` and give it the usual mode: for a folder that other
+    libraries' writers filled (they neither sync nor keep the umask's mode), before it is
+    renamed into place."""
+    for path in sorted(Path(folder).rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            os.chmod(path, 0o666 & ~_umask())
+            with open(path, "rb") as fh:
+                os.fsync(fh.fileno())
 
 
 def write_text(path: Path, text: str) -> None:

@@ -38,14 +38,18 @@ def test_saved_files_and_folders_get_the_usual_mode_and_strict_json(tmp_path):
     import os
     import stat
 
-    from tsr.atomic import append_jsonl, write_json
+    import torch
+
+    from tsr.atomic import append_jsonl, write_json, write_tensors
 
     write_json(tmp_path / "r.json", {"overall": float("nan"), "rows": [[1.0, float("inf")], [None, 2.5]]})
+    write_tensors(tmp_path / "t.safetensors", {"x": torch.zeros(2)})  # safetensors replaces the file it is given
     append_jsonl(tmp_path / "log.jsonl", {"loss": float("-inf")})
     folder = temp_dir(tmp_path / "rec")
     umask = os.umask(0o022)
     os.umask(umask)
     assert stat.S_IMODE((tmp_path / "r.json").stat().st_mode) == 0o666 & ~umask
+    assert stat.S_IMODE((tmp_path / "t.safetensors").stat().st_mode) == 0o666 & ~umask
     assert stat.S_IMODE(folder.stat().st_mode) == 0o777 & ~umask
     strict = lambda text: json.loads(text, parse_constant=lambda c: (_ for _ in ()).throw(ValueError(c)))  # noqa: E731
     assert strict((tmp_path / "r.json").read_text()) == {"overall": None, "rows": [[1.0, None], [None, 2.5]]}

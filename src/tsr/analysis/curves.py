@@ -1,4 +1,5 @@
-"""Learning curves of probe arms: each target's score against the step, from probe checkpoints.
+"""Learning curves: probe arms' scores against the step (from probe checkpoints), and a run's
+training loss against the step (from its log).
 
 A probe run with ``--checkpoints`` scores every arm on the way to its last step (see
 :mod:`tsr.analysis.probe`). The curves show what one budget hides: whether the target arm is still
@@ -40,6 +41,11 @@ def _mean_se(values: list[float]) -> tuple[float, float]:
 
 def save_curves(points: dict[str, dict[str, list]], kinds: dict[str, str], order: list[str], path: Path,
                 title: str = "learning curves") -> Path:
+    return write_figure(path, curves_figure(points, kinds, order, title), dpi=120)
+
+
+def curves_figure(points: dict[str, dict[str, list]], kinds: dict[str, str], order: list[str],
+                  title: str = "learning curves"):
     """One panel per target: the target and full arms in bold, each mixed arm dashed."""
     import matplotlib
 
@@ -76,4 +82,51 @@ def save_curves(points: dict[str, dict[str, list]], kinds: dict[str, str], order
         ax.axis("off")
     fig.suptitle(title + " (mean over seeds; bands: ± standard error)", fontsize=9)
     fig.tight_layout()
-    return write_figure(path, fig, dpi=120)
+    return fig
+
+
+def loss_curves_figure(panels: dict[str, list[tuple[str, list[tuple[int, float]]]]],
+                       tasks: list[tuple[int, str]], title: str):
+    """One panel per label (a method), one line per run (a seed) of ``(step, loss)`` points on
+    a log scale shared by the panels; ``tasks`` are ``(first step, name)``, drawn as dotted
+    boundaries with the task names under the last row."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    labels = list(panels)
+    cols = min(3, len(labels))
+    rows = -(-len(labels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.3 * rows + 0.7), squeeze=False,
+                             sharex=True, sharey=True)
+    tab10 = matplotlib.colormaps["tab10"]
+    for ax, label in zip(axes.flat, labels):
+        for n, (name, points) in enumerate(panels[label]):
+            steps, losses = zip(*points)
+            ax.plot(steps, losses, lw=1.0, color=tab10(n % 10), label=name,
+                    marker="o" if len(steps) < 20 else None, ms=2)  # a few points are dots too
+        for first, _ in tasks[1:]:
+            ax.axvline(first, color="#999999", lw=0.6, ls=":")
+        ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(NullFormatter())
+        ax.set_title(label, fontsize=9)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.2, which="both")
+        if len(panels[label]) > 1:
+            ax.legend(fontsize=6, loc="upper right")
+    for ax in list(axes.flat)[len(labels):]:
+        ax.axis("off")
+    if tasks:
+        ax = axes.flat[0]
+        ends = [first for first, _ in tasks[1:]] + [max(s for p in panels.values() for _, pts in p for s, _ in pts)]
+        ax.set_xticks([(first + end) / 2 for (first, _), end in zip(tasks, ends)], [name for _, name in tasks])
+        for n, ax in enumerate(list(axes.flat)[:len(labels)]):
+            # task names under every panel that has none below it
+            ax.tick_params(axis="x", labelrotation=45, labelsize=6.5, labelbottom=n + cols >= len(labels))
+    fig.suptitle(title, fontsize=9)
+    fig.tight_layout()
+    return fig

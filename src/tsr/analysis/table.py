@@ -93,7 +93,7 @@ def summarise(path: Path) -> RunSummary:
     return RunSummary(path, results.method, results.seed, setting, results.metrics(), flat, completed)
 
 
-def _labels(summaries: list[RunSummary]) -> dict[Path, tuple[str, str]]:
+def run_labels(summaries: list[RunSummary]) -> dict[Path, tuple[str, str]]:
     """(setting, method) labels that keep runs of different configs apart: every key that
     varies between the runs is named, in the setting (run keys) or the row (method keys)."""
     keys = sorted({k for s in summaries for k in (s.config or {})})
@@ -126,7 +126,7 @@ def aggregate(summaries: list[RunSummary], metrics: tuple[str, ...] = METRICS):
     """{setting: {method: {metric: (mean, std, n)}}} and the ordered settings and methods, over
     the finished runs; runs of different configs never share a cell (see the module doc)."""
     done = [s for s in summaries if s.finished]
-    labels = _labels(done)
+    labels = run_labels(done)
     settings = sorted({labels[s.path][0] for s in done})
     known = {labels[s.path][1] for s in done}
     rank = {m: i for i, m in enumerate(METHOD_ORDER)}

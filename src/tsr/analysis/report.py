@@ -1,0 +1,271 @@
+"""`tsr report`: one self-contained HTML page for a folder of runs and probe reports.
+
+The page holds the comparison table (:mod:`tsr.analysis.table`'s grouping: runs share a row
+only when their configs differ in nothing but the seed; unfinished runs are listed apart), each
+run's results matrix, TSR's routing weights per task, the training loss over the steps from
+each run's log, and for each probe folder its headroom, transfer matrix and signature audit
+(:mod:`tsr.analysis.report_probe`). A section appears only when its data exists. Everything is
+read from the saved files (``results.json``, ``config.yaml``, ``run.json``, ``progress.jsonl``,
+a probe's ``report.json``); nothing is recomputed but the metrics, as `tsr table` does.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from .. import __version__
+from ..atomic import write_text
+from ..engine.results import Results, load_results
+from ..errors import RunError, reason
+from .curves import loss_curves_figure
+from .heatmap import results_figure, routing_figure
+from .html import Cell, esc, figure, number, page, png_bytes, table, text
+from .report_probe import Probe, find_probes, load_probe, probe_section
+from .runlog import read_loss_log
+from .table import LOSS_METRICS, METRICS, RunSummary, aggregate, find_runs, run_labels, summarise
+
+HEADERS = {"overall": "Overall", "plas": "Plas", "bwt": "BWT",
+           "overall_loss": "Overall (L)", "plas_loss": "Plas (L)", "bwt_loss": "BWT (L)"}
+LOWER_IS_BETTER = set(LOSS_METRICS)
+
+
+@dataclass
+class Run:
+    summary: RunSummary
+    results: Results
+    setting: str     # the labels of tsr table: every config key that varies between runs is named
+    method: str
+    steps: int | None
+
+    @property
+    def path(self) -> Path:
+        return self.summary.path
+
+    @property
+    def title(self) -> str:
+        done = "" if self.results.finished else f" ({self.results.completed} of {len(self.results.tasks)} tasks)"
+        return f"{self.method} · seed {self.results.seed}{done}"
+
+
+@dataclass
+class Found:
+    root: Path
+    runs: list[Run]
+    started: list[tuple[Path, dict]]   # run folders where no task has finished yet, with run.json
+    probes: list[Probe]
+
+    @property
+    def unfinished(self) -> int:
+        return sum(not r.results.finished for r in self.runs) + len(self.started)
+
+
+def _hidden(path: Path, root: Path) -> bool:
+    """Inside a folder being built or replaced (``.<name>.<random>.tmp``, ``.<name>.old``)."""
+    return any(part.startswith(".") for part in path.relative_to(root).parts)
+
+
+def _steps(summary: RunSummary) -> int | None:
+    value = (summary.config or {}).get("train.steps")
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def _run_json(path: Path) -> dict:
+    try:
+        meta = json.loads((path / "run.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as err:
+        raise RunError(f"{path / 'run.json'}: unreadable ({reason(err)})") from None
+    return meta if isinstance(meta, dict) else {}
+
+
+def collect(root: Path) -> Found:
+    """Every run (finished or not) and probe report under ``root``; a folder holding none is
+    an error naming it."""
+    root = Path(root)
+    if not root.exists():
+        raise RunError(f"{root}: no such folder")
+    if not root.is_dir():
+        raise RunError(f"{root}: not a folder (give a run folder, a folder of runs or a probe folder)")
+    paths = [p for p in find_runs([root]) if not _hidden(p, root)]
+    summaries = [summarise(p) for p in paths]
+    labels = run_labels(summaries)
+    runs = [Run(s, load_results(s.path), *labels[s.path], _steps(s)) for s in summaries]
+    runs.sort(key=lambda r: (r.setting, r.method, r.results.seed, str(r.path)))
+    started = [(p.parent, _run_json(p.parent)) for p in sorted(root.rglob("run.json"))
+               if not (p.parent / "results.json").exists() and not _hidden(p.parent, root)]
+    probes = [load_probe(p, root) for p in find_probes(root, lambda p: _hidden(p, root))]
+    if not runs and not started and not probes:
+        raise RunError(f"{root}: no runs (results.json) and no probe reports (report.json) under it")
+    return Found(root, runs, started, probes)
+
+
+def _comparison(found: Found) -> str:
+    cells, settings, methods = aggregate([r.summary for r in found.runs], METRICS + LOSS_METRICS)
+    parts = []
+    for setting in settings:
+        rows_of = {m: cells[setting][m] for m in methods if m in cells.get(setting, {})}
+        shown = [m for m in METRICS + LOSS_METRICS if any(math.isfinite(c[m][0]) for c in rows_of.values())]
+        best = {}
+        for m in shown:
+            means = [c[m][0] for c in rows_of.values() if math.isfinite(c[m][0])]
+            if len(set(means)) > 1:  # a column where every row ties has no best
+                best[m] = min(means) if m in LOWER_IS_BETTER else max(means)
+        rows = []
+        for method, stats in rows_of.items():
+            row = [text(method), Cell(str(max(s[2] for s in stats.values())), num=True)]
+            for m in shown:
+                mean, std, _ = stats[m]
+                signed = m.startswith("bwt")
+                value = "–" if not math.isfinite(mean) else f"{number(mean, signed=signed)} ± {number(std)}"
+                row.append(Cell(value, num=True, best=best.get(m) == mean))
+            rows.append(row)
+        parts.append(f"<h3>{esc(setting)}</h3>" + table(
+            ["method", "seeds", *(HEADERS[m] for m in shown)], rows,
+            "Mean ± sample standard deviation over seeds, recomputed from each run's results.json. "
+            "Overall, Plas and BWT: accuracy over the classification tasks (higher is better); (L): "
+            "answer loss over the generation tasks (lower is better; a positive BWT (L) is "
+            "forgetting). Runs share a row only when their configs differ in nothing but the seed. "
+            "Bold: the best in its column.", numeric=set(range(1, len(shown) + 2))))
+    pending = [r for r in found.runs if not r.results.finished]
+    if pending or found.started:
+        rows = [[Cell(esc(r.path.relative_to(found.root) if r.path != found.root else r.path.name), num=False),
+                 text(r.method), Cell(str(r.results.seed), num=True),
+                 Cell(f"{r.results.completed} of {len(r.results.tasks)}", num=True)] for r in pending]
+        rows += [[text(p.relative_to(found.root)), text(meta.get("method", "?")),
+                  Cell(esc(meta.get("seed", "?")), num=True),
+                  Cell(f"0 of {len(meta.get('tasks', [])) or '?'}", num=True)] for p, meta in found.started]
+        parts.append("<h3>Unfinished runs (not in the table)</h3>" + table(
+            ["folder", "method", "seed", "tasks finished"], rows, numeric={2, 3}))
+    if not settings:
+        parts.insert(0, '<p class="note">No run has finished yet.</p>')
+    return '<h2 id="table">Comparison table</h2>\n' + "\n".join(parts)
+
+
+def _loss_range(runs: list[Run]) -> dict[str, tuple[float, float]]:
+    """Per generation task: the lowest and highest answer loss over every run of the page."""
+    seen: dict[str, list[float]] = {}
+    for r in runs:
+        rows = r.results.loss + ([r.results.zero_shot["loss"]] if r.results.zero_shot else [])
+        for j, (name, kind) in enumerate(zip(r.results.tasks, r.results.kinds)):
+            if kind == "generation":
+                seen.setdefault(name, []).extend(row[j] for row in rows if row[j] is not None and math.isfinite(row[j]))
+    return {name: (min(v), max(v)) for name, v in seen.items() if v}
+
+
+def _metrics_line(results: Results) -> str:
+    found = results.metrics()
+    parts = [f"{HEADERS[m]} {number(found[m], signed=m.startswith('bwt'))}"
+             for m in METRICS + LOSS_METRICS if m in found and math.isfinite(found[m])]
+    return " · ".join(parts) if parts else "not finished"
+
+
+def _matrices(found: Found) -> str:
+    spans = _loss_range(found.runs)
+    parts = ['<h2 id="matrices">Results matrices</h2>',
+             '<p class="note">Row: after training on that task; column: the task evaluated. Classification '
+             "columns show accuracy, coloured on a fixed 0–1 scale (darker is higher); generation columns "
+             "(L) show answer loss, coloured from the highest (light) to the lowest (dark) loss of that task "
+             "over every run on this page. A dash: not evaluated then (eval.schedule).</p>"]
+    for setting in dict.fromkeys(r.setting for r in found.runs):
+        figures = []
+        for r in (r for r in found.runs if r.setting == setting):
+            res = r.results
+            rows = ([("zero-shot", res.zero_shot["acc"], res.zero_shot["loss"])] if res.zero_shot else [])
+            rows += [(res.tasks[i], res.acc[i], res.loss[i]) for i in range(res.completed)]
+            fig = results_figure(res.tasks, res.kinds, rows, spans, r.title)
+            figures.append(figure(png_bytes(fig), f"results matrix of {r.path.name}",
+                                  f"<code>{esc(r.path.name)}</code><br>{esc(_metrics_line(res))}. Colour: accuracy "
+                                  "0–1; loss (L) per task, lowest dark."))
+        parts.append(f"<h3>{esc(setting)}</h3><div class=\"grid\">{''.join(figures)}</div>")
+    return "\n".join(parts)
+
+
+def _routing(found: Found) -> str:
+    routed = [r for r in found.runs if any(isinstance(i, dict) and i.get("weights") for i in r.results.task_info)]
+    if not routed:
+        return ""
+    figures = [figure(png_bytes(routing_figure(r.results.tasks, r.results.task_info, r.title)),
+                      f"routing weights of {r.path.name}",
+                      f"<code>{esc(r.path.name)}</code> ({esc(r.setting)}). Colour: the weight, from 0 to the "
+                      "largest weight in this figure; outlined: the top source by signature cosine.")
+               for r in routed]
+    return ('<h2 id="routing">Routing weights</h2>\n<p class="note">The weights TSR gave each past task when '
+            "a task began (results.json's task_info): each row sums to 1 and sets how often that past "
+            "task's replay data is drawn.</p>\n" f"<div class=\"grid\">{''.join(figures)}</div>")
+
+
+def _curves(found: Found) -> str:
+    parts, problems = [], []
+    for setting in dict.fromkeys(r.setting for r in found.runs):
+        panels: dict[str, list] = {}
+        tasks: list[tuple[int, str]] = []
+        for r in (r for r in found.runs if r.setting == setting):
+            log = read_loss_log(r.path)
+            problems += log.problems
+            per_task = r.steps or log.most_steps
+            curve = log.curve(per_task)
+            if curve:
+                panels.setdefault(r.method, []).append((f"seed {r.results.seed}", curve))
+                tasks = tasks or [(per_task * t, name) for t, name in enumerate(r.results.tasks)]
+        if not panels:
+            continue
+        fig = loss_curves_figure(panels, tasks, f"training loss · {setting}")
+        parts.append(f"<h3>{esc(setting)}</h3>" + figure(
+            png_bytes(fig), f"training loss, {setting}",
+            "Cross-entropy of the training batches (target and replay), the mean of each logged window of "
+            "steps (progress.jsonl), against the step since the run began; log scale shared by the panels; "
+            "dotted: task boundaries. One line per seed."))
+    if not parts:
+        return ""
+    notes = "".join(f'<p class="problem">{esc(p)}</p>' for p in problems)
+    return '<h2 id="curves">Learning curves</h2>\n' + "\n".join(parts) + notes
+
+
+def _runs(found: Found) -> str:
+    rows = [[Cell(esc(r.path.relative_to(found.root)) if r.path != found.root else esc(r.path.name)),
+             text(r.method), Cell(str(r.results.seed), num=True), text(r.setting),
+             Cell(f"{r.results.completed} of {len(r.results.tasks)}", num=True), text(_metrics_line(r.results))]
+            for r in found.runs]
+    return '<h2 id="runs">Runs</h2>\n' + table(["folder", "method", "seed", "setting", "tasks", "metrics"], rows,
+                                                 f"Under {esc(found.root)}.", numeric={2, 4})
+
+
+def build_report(root: Path) -> tuple[str, Found]:
+    """The HTML page for ``root`` and what it was built from."""
+    found = collect(root)
+    sections: list[tuple[str, str, str]] = []   # (anchor, name, html)
+    if found.runs or found.started:
+        sections.append(("table", "Comparison table", _comparison(found)))
+    if found.runs:
+        sections.append(("matrices", "Results matrices", _matrices(found)))
+        sections += [(a, n, h) for a, n, h in (("routing", "Routing weights", _routing(found)),
+                                               ("curves", "Learning curves", _curves(found))) if h]
+    for i, probe in enumerate(found.probes, start=1):
+        sections.append((f"probe-{i}", f"Probe: {probe.name}", probe_section(f"probe-{i}", probe)))
+    if found.runs:
+        sections.append(("runs", "Runs", _runs(found)))
+    finished = len(found.runs) - sum(not r.results.finished for r in found.runs)
+    settings = len({r.setting for r in found.runs})
+    header = (f"<p>Folder <code>{esc(found.root.resolve())}</code></p>\n"
+              f"<p>{finished} finished run(s), {found.unfinished} unfinished, in {settings} setting(s); "
+              f"{len(found.probes)} probe report(s).</p>\n"
+              f"<p>Generated {esc(datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z'))} "
+              f"by tsr {__version__}.</p>")
+    title = f"tsr report · {found.root.resolve().name}"
+    return page(title, header, [(a, n) for a, n, _ in sections], [h for _, _, h in sections]), found
+
+
+def write_html_report(root: Path, out: Path | None = None) -> tuple[Path, Found]:
+    """Write the page for ``root`` to ``out`` (default ``<root>/report.html``) atomically."""
+    out = Path(out) if out is not None else Path(root) / "report.html"
+    if out.is_dir():
+        raise RunError(f"{out}: is a folder; give the report's file name")
+    page_html, found = build_report(root)
+    try:
+        write_text(out, page_html)
+    except OSError as err:
+        raise RunError(f"{out}: cannot write the report ({reason(err)})") from None
+    return out, found

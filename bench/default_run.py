@@ -48,6 +48,7 @@ def one_run(out: Path, cache: Path, overrides: list[str]) -> dict:
             "startup_s": round(events[0]["time"] - started, 1),
             "loop_s": round(events[-1]["time"] - events[0]["time"], 1),
             "phases_s": {k: round(v, 1) for k, v in phases.items()},
+            "probe_by_task_s": [round(e["phases"].get("begin", 0.0), 2) for e in ends],
             "teacher_cache_mb": ends[-1].get("teacher_cache_mb"), "task_peak_rss_mb": ends[-1].get("peak_rss_mb"),
             "overall": metrics["overall"], "plas": metrics["plas"], "bwt": metrics["bwt"]}
 
@@ -74,6 +75,8 @@ def main() -> None:
               f"{r['startup_s']:.0f} s | {share('begin')} | {share('train')} ({p['teacher']:.0f} s) | {share('eval')} | "
               f"{p['record'] + p['checkpoint']:.1f} s | {r['overall']:.3f} |")
     print(f"teacher cache at the end: {rows['cold']['teacher_cache_mb']} MB")
+    for name, r in rows.items():  # the first task's probe also pays the process's first compiled passes
+        print(f"probe per task ({name}): {' '.join(f'{s:.1f}' for s in r['probe_by_task_s'])} s")
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")
 

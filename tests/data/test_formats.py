@@ -167,11 +167,13 @@ def test_bad_records_are_one_line_errors_naming_file_and_line(rows, message, tmp
 
 # -- Hugging Face datasets ------------------------------------------------------------------------
 
-datasets = pytest.importorskip("datasets", reason="the optional 'datasets' package is not installed")
+@pytest.fixture
+def datasets():
+    return pytest.importorskip("datasets", reason="the optional 'datasets' package is not installed (pip install datasets)")
 
 
 @pytest.mark.parametrize("shape", ["alpaca", "completion", "chat"])
-def test_from_hf_equals_the_jsonl_file(shape, tmp_path):
+def test_from_hf_equals_the_jsonl_file(shape, tmp_path, datasets):
     rows = shapes(system="Be brief.")[shape]
     want, _ = examples_from_jsonl(write(tmp_path / "a.jsonl", rows))
     table = datasets.Dataset.from_list(rows)  # Arrow fills the missing 'input' keys with None
@@ -180,7 +182,7 @@ def test_from_hf_equals_the_jsonl_file(shape, tmp_path):
     assert from_hf(table, "t", CLS, test=table).pool == task.pool
 
 
-def test_from_hf_errors_name_the_split_and_row():
+def test_from_hf_errors_name_the_split_and_row(datasets):
     table = datasets.Dataset.from_list([{"prompt": "p", "answer": "a"}, {"prompt": "p", "answer": None}])
     with pytest.raises(DataError, match=r"qa \[train\] row 1: missing 'answer'"):
         from_hf(table, "t", CLS, test=table, source="qa")
@@ -195,7 +197,7 @@ def test_from_hf_errors_name_the_split_and_row():
         from_hf(table, "t", "regression", test=table)
 
 
-def test_hf_format_in_a_stream_file(tmp_path):
+def test_hf_format_in_a_stream_file(tmp_path, datasets):
     rows = shapes()["completion"]
     datasets.DatasetDict({"train": datasets.Dataset.from_list(rows),
                           "validation": datasets.Dataset.from_list(rows[:1])}).save_to_disk(str(tmp_path / "qa"))
@@ -262,8 +264,8 @@ def test_chat_turns_survive_the_task_memory(tmp_path):
 
 
 def test_tsr_run_on_a_stream_whose_tasks_use_different_formats(tmp_path, capsys):
-    """``tsr run`` (the bundled base, a few steps) on four tasks in four record shapes, one of
-    them a Hugging Face dataset folder; chat turns reach the task memory."""
+    """``tsr run`` (ER on the bundled base, two steps a task) on four tasks in the four record
+    shapes; chat turns reach the task memory. (Hugging Face folders: test_hf_format_in_a_stream_file.)"""
     from tsr.cli import main
 
     nums = range(8)
@@ -272,16 +274,12 @@ def test_tsr_run_on_a_stream_whose_tasks_use_different_formats(tmp_path, capsys)
     write(tmp_path / "chat.jsonl", [{"messages": [{"role": "system", "content": "Reply with the number."},
                                                   {"role": "user", "content": f"{n} plus one?"},
                                                   {"role": "assistant", "content": str(n + 1)}]} for n in nums])
+    write(tmp_path / "double.jsonl", [{"prompt": f"Double {n}:", "completion": f" {2 * n}"} for n in nums])
     write(tmp_path / "copy.jsonl", [{"prompt": f"Repeat {n}:", "answer": f" {n}"} for n in nums])
-    table = datasets.Dataset.from_list([{"prompt": f"Double {n}:", "completion": f" {2 * n}"} for n in nums])
-    datasets.DatasetDict({"train": table, "test": table}).save_to_disk(str(tmp_path / "double"))
-    spec = write(tmp_path / "stream.yaml", [
-        "name: mixed", "tasks:",
-        "  - {name: parity, kind: classification, labels: ['yes', 'no'], format: jsonl, train: parity.jsonl, "
-        "test: parity.jsonl}",
-        "  - {name: chat, kind: generation, format: jsonl, train: chat.jsonl, test: chat.jsonl}",
-        "  - {name: double, kind: generation, format: hf, path: double}",
-        "  - {name: copy, kind: generation, format: jsonl, train: copy.jsonl, test: copy.jsonl}"])
+    spec = write(tmp_path / "stream.yaml", ["name: mixed", "tasks:"] + [
+        f"  - {{name: {name}, kind: {kind}, format: jsonl, train: {name}.jsonl, test: {name}.jsonl}}"
+        for name, kind in (("parity", "classification"), ("chat", "generation"), ("double", "generation"),
+                           ("copy", "generation"))])
     code = main(["run", f"stream.source={spec}", f"out_dir={tmp_path / 'runs'}", "name=mixed", "model.threads=1",
                  "train.steps=2", "stream.budget=4", "stream.test_cap=4", "stream.replay_per_task=4",
                  "stream.max_length=64", "method.name=er", "--quiet"])

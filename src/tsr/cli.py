@@ -42,6 +42,11 @@ Arms already saved in the output folder are not run again.""",
   tsr compare --seeds 0,1,2 --workers 2                   # every method on synth-trace, Table-3 layout
   tsr compare --methods seqft,er,tsr --seeds 0,1 train.steps=300
 Finished runs are reused; interrupted ones resume.""",
+    "export": """examples:
+  tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out adapter/           # the final adapter, for PEFT
+  tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out a2/ --task 2       # the snapshot of task 2 (or --task NAME)
+  tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out merged/ --merge    # a full model, adapter merged
+See docs/deploy.md for loading them.""",
     "pretrain-base": """examples:
   tsr pretrain-base --out base/                           # reproduce the bundled base
   tsr pretrain-base --out small/ steps=500 hidden=128     # a smaller, quicker one""",
@@ -251,6 +256,14 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_export(args: argparse.Namespace, console: Console) -> int:
+    from .engine.export import export_run
+
+    console.print(export_run(Path(args.run), Path(args.out), args.task, args.merge).summary(), highlight=False,
+                  soft_wrap=True)
+    return 0
+
+
 def cmd_pretrain(args: argparse.Namespace, console: Console) -> int:
     from .model.pretrain import PretrainConfig, pretrain
     from .schema import build
@@ -332,6 +345,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel runs")
     p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
     p.add_argument("--md", help="also write the table as markdown to this file")
+
+    p = add("export", "Write a run's adapter as a PEFT LoRA adapter folder, or merged into its base model.", cmd_export)
+    p.add_argument("run", metavar="RUN_DIR")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (must not exist, or be empty)")
+    p.add_argument("--task", metavar="N|NAME", help="the snapshot of this task (position from 1, or name) instead "
+                   "of the final adapter")
+    p.add_argument("--merge", action="store_true", help="write the base model with the adapter merged in "
+                   "(config, safetensors, tokenizer) instead of the adapter")
 
     p = add("pretrain-base", "Pretrain the bundled tiny base model from its seed.", cmd_pretrain)
     p.add_argument("items", nargs="*", metavar="key=value", help="PretrainConfig overrides (seed, steps, hidden, ...)")

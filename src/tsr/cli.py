@@ -47,6 +47,10 @@ Finished runs are reused; interrupted ones resume.""",
   tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out a2/ --task 2       # the snapshot of task 2 (or --task NAME)
   tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out merged/ --merge    # a full model, adapter merged
 See docs/deploy.md for loading them.""",
+    "report": """examples:
+  tsr report runs/table3 --out table3.html                # a compare grid: table, matrices, routing, curves
+  tsr report runs/probe-synth-trace-1a2b3c4d5e            # a probe folder (written to <folder>/report.html)
+One self-contained HTML file (figures embedded, no network): open it in any browser.""",
     "pretrain-base": """examples:
   tsr pretrain-base --out base/                           # reproduce the bundled base
   tsr pretrain-base --out small/ steps=500 hidden=128     # a smaller, quicker one""",
@@ -264,6 +268,15 @@ def cmd_export(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_report(args: argparse.Namespace, console: Console) -> int:
+    from .analysis.report import write_html_report
+
+    out, found = write_html_report(Path(args.dir), Path(args.out) if args.out else None)
+    console.print(f"{len(found.runs)} run(s), {len(found.probes)} probe report(s): written to {out}",
+                  highlight=False, soft_wrap=True)
+    return 0
+
+
 def cmd_pretrain(args: argparse.Namespace, console: Console) -> int:
     from .model.pretrain import PretrainConfig, pretrain
     from .schema import build
@@ -353,6 +366,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "of the final adapter")
     p.add_argument("--merge", action="store_true", help="write the base model with the adapter merged in "
                    "(config, safetensors, tokenizer) instead of the adapter")
+
+    p = add("report", "Write one self-contained HTML page for a folder of runs or a probe folder.", cmd_report)
+    p.add_argument("dir", metavar="DIR", help="a run folder, a folder of runs (a compare out_dir) or a probe folder")
+    p.add_argument("--out", help="the HTML file to write (default: DIR/report.html)")
 
     p = add("pretrain-base", "Pretrain the bundled tiny base model from its seed.", cmd_pretrain)
     p.add_argument("items", nargs="*", metavar="key=value", help="PretrainConfig overrides (seed, steps, hidden, ...)")

@@ -26,7 +26,7 @@ from .heatmap import results_figure, routing_figure
 from .html import Cell, esc, figure, number, page, png_bytes, table, text
 from .report_probe import Probe, find_probes, load_probe, probe_section
 from .runlog import read_loss_log
-from .table import LOSS_METRICS, METRICS, RunSummary, aggregate, find_runs, run_labels, summarise
+from .table import LOSS_METRICS, METHOD_ORDER, METRICS, RunSummary, aggregate, find_runs, run_labels, summarise
 
 HEADERS = {"overall": "Overall", "plas": "Plas", "bwt": "BWT",
            "overall_loss": "Overall (L)", "plas_loss": "Plas (L)", "bwt_loss": "BWT (L)"}
@@ -93,7 +93,8 @@ def collect(root: Path) -> Found:
     summaries = [summarise(p) for p in paths]
     labels = run_labels(summaries)
     runs = [Run(s, load_results(s.path), *labels[s.path], _steps(s)) for s in summaries]
-    runs.sort(key=lambda r: (r.setting, r.method, r.results.seed, str(r.path)))
+    rank = {m: i for i, m in enumerate(METHOD_ORDER)}  # the comparison table's row order
+    runs.sort(key=lambda r: (r.setting, rank.get(r.summary.method, len(rank)), r.method, r.results.seed, str(r.path)))
     started = [(p.parent, _run_json(p.parent)) for p in sorted(root.rglob("run.json"))
                if not (p.parent / "results.json").exists() and not _hidden(p.parent, root)]
     probes = [load_probe(p, root) for p in find_probes(root, lambda p: _hidden(p, root))]

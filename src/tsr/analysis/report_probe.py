@@ -138,6 +138,15 @@ def probe_section(anchor: str, probe: Probe) -> str:
                 rows.append([text(row.get("target", "")), text(row.get("best", "")), text("; ".join(verdicts))])
             parts.append(table(["target", "best source", "designed relations"], rows,
                                "The synthetic stream's designed partners and conflicts, checked against the matrix."))
+    matched = report.get("exposure_matched")
+    if isinstance(matched, dict) and isinstance(matched.get("matrix"), dict) and matched["matrix"]:
+        half = matched.get("half_step", "?")
+        fig = transfer_figure(matched["matrix"], kinds, order, title=f"exposure-matched · {probe.name}")
+        parts += ["<h3>Exposure-matched transfer matrix</h3>", figure(
+            png_bytes(fig, dpi=110), "exposure-matched transfer matrix",
+            f"Each mixed arm against the target arm after step {esc(half)} (half the steps, so the target "
+            "has seen its N examples as often as in the mixed arm): what the source adds net of the steps "
+            "it displaces. A diagnostic of this project, not the paper's protocol. Colours as above.")]
     if isinstance(report.get("signatures"), dict) and report["signatures"]:
         parts += ["<h3>Signature audit</h3>", _signatures(report)]
     curves = report.get("curves")

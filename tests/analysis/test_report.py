@@ -1,0 +1,213 @@
+"""`tsr report`: one self-contained HTML page for a folder of runs and probe reports.
+
+A tiny grid (seqft and tsr, two seeds, two steps a task on the bundled base) is made once; an
+unfinished run and a probe folder are added beside it, so every section has its data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import statistics
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from badinputs import TINY, refuse
+from toy import write_toy_stream
+from tsr.analysis.probe_report import write_report
+from tsr.analysis.report import build_report
+from tsr.cli import main
+from tsr.data.streams import load_stream
+from tsr.engine.results import load_results
+
+
+def _arm(target, kind, arm, seed, acc, loss, source=None):
+    return {"target": target, "kind": kind, "arm": arm, "source": source, "seed": seed, "acc": acc, "loss": loss}
+
+
+def _probe(folder: Path, stream_file: Path) -> None:
+    """A probe folder as `tsr probe` leaves it, from arms written by hand (known numbers)."""
+    arms = []
+    for seed, (t, f, mv, mc) in enumerate([(0.50, 0.90, 0.70, 0.40), (0.60, 0.80, 0.70, 0.50)]):
+        arms += [_arm("parity", "classification", "target", seed, t, 1.0),
+                 _arm("parity", "classification", "full", seed, f, 1.0),
+                 _arm("parity", "classification", "mixed", seed, mv, 1.0, "vowel"),
+                 _arm("parity", "classification", "mixed", seed, mc, 1.0, "copy")]
+    signatures = {"gradb": {"seeds": [0, 1], "cosine": {"parity": {"vowel": 0.6, "copy": -0.2}},
+                            "top1": {"parity": {"predicted": "vowel", "best": "vowel", "hit": True}},
+                            "hit_rate": "1/1"}}
+    (folder / "arms").mkdir(parents=True)
+    write_report(folder, arms, load_stream(str(stream_file)), signatures=signatures)
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory):
+    base = tmp_path_factory.mktemp("report")
+    stream = write_toy_stream(base / "data", pool=16, test=4)
+    root = base / "grid"
+    assert main(["compare", f"stream.source={stream}", f"out_dir={root}", *TINY, "--methods", "seqft,tsr",
+                 "--seeds", "0,1", "--workers", "1"]) == 0
+    # known scores for the seqft runs: Overall (parity, vowel after the last task) 0.25 and 0.75
+    for seed, last in ((0, [0.0, 0.5, 0.0]), (1, [1.0, 0.5, 0.0])):
+        path = next(root.glob(f"toy-seqft-s{seed}-*")) / "results.json"
+        data = json.loads(path.read_text())
+        data["acc"][-1] = last
+        path.write_text(json.dumps(data))
+    # a run stopped after its second task (a copy of a tsr run, cut to two rows)
+    half = root / "half"
+    shutil.copytree(next(root.glob("toy-tsr-s1-*")), half)
+    data = json.loads((half / "results.json").read_text())
+    data.update(acc=data["acc"][:2], loss=data["loss"][:2], task_info=data["task_info"][:2])
+    (half / "results.json").write_text(json.dumps(data))
+    _probe(root / "probe-toy", stream)
+    return root
+
+
+class Tables(HTMLParser):
+    """Each ``<table>`` as rows of cell texts, and the section (``<h2 id>``) it is in."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables: list[tuple[str, list[list[str]]]] = []
+        self.section, self.cell = "", None
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "h2":
+            self.section = dict(attrs).get("id", "")
+        elif tag == "table":
+            self.tables.append((self.section, []))
+        elif tag == "tr":
+            self.tables[-1][1].append([])
+        elif tag in ("td", "th"):
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th"):
+            self.tables[-1][1][-1].append(self.cell.strip())
+            self.cell = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell += data
+
+
+def _tables(page: str, section: str) -> list[list[list[str]]]:
+    parser = Tables()
+    parser.feed(page)
+    return [rows for s, rows in parser.tables if s == section]
+
+
+def _section(page: str, anchor: str) -> str:
+    start = page.index(f'<h2 id="{anchor}">')
+    end = page.find("<h2 ", start + 1)
+    return page[start:end if end > 0 else len(page)]
+
+
+def test_the_page_has_every_section_with_the_runs_numbers(grid):
+    page, found = build_report(grid)
+    assert len(found.runs) == 5 and found.unfinished == 1 and len(found.probes) == 1
+    for anchor in ("table", "matrices", "routing", "curves", "probe-1", "runs"):
+        assert f'<h2 id="{anchor}">' in page and f'href="#{anchor}"' in page  # the section and its entry
+    # the comparison table: one row per method, the mean ± sample std of the runs' Overall
+    (table, unfinished) = _tables(page, "table")
+    header, rows = table[0], {row[0]: row for row in table[1:]}
+    overall = header.index("Overall")
+    assert rows["seqft"][1] == "2" and rows["seqft"][overall] == "0.500 ± 0.354"
+    tsr = [load_results(p).metrics()["overall"] for p in grid.glob("toy-tsr-s*")]
+    assert rows["tsr"][overall] == f"{statistics.fmean(tsr):.3f} ± {statistics.stdev(tsr):.3f}"
+    assert rows["tsr"][1] == "2"  # the unfinished tsr run is not averaged in: it is listed apart
+    assert unfinished[1][:4] == ["half", "tsr", "1", "2 of 3"]
+    # a results matrix per run, routing for the tsr runs only, one loss figure for the setting
+    assert _section(page, "matrices").count("<img") == 5
+    assert _section(page, "routing").count("<img") == 3
+    assert _section(page, "curves").count("<img") == 1
+    assert "Colour: accuracy 0–1" in _section(page, "matrices")
+    # the probe: headroom (S(10N) - S(N), paired by seed) and the signature audit
+    probe = _section(page, "probe-1")
+    headroom, hits, cosine = _tables(page, "probe-1")
+    assert headroom[1][0] == "parity" and headroom[1][4] == "+0.300 ± 0.100"
+    assert hits[1][:2] == ["gradb", "1/1"] and cosine[1][2] == "+0.60★"
+    assert probe.count("<img") == 1 and "largest |benefit| in its column" in probe
+    assert "probe-toy" in page and "4 finished run(s), 1 unfinished" in page
+
+
+def test_the_page_needs_nothing_from_outside(grid):
+    page, _ = build_report(grid)
+    assert "http://" not in page and "https://" not in page
+    assert not re.search(r"<(script|link|iframe)\b", page)
+    for url in re.findall(r'(?:src|href)="([^"]*)"', page):
+        assert url.startswith(("data:image/png;base64,", "#")), url
+    assert "<style>" in page
+
+
+def test_cli_writes_the_page_atomically(grid, tmp_path, capsys):
+    out = tmp_path / "out" / "report.html"
+    assert main(["report", str(grid), "--out", str(out)]) == 0
+    assert str(out) in capsys.readouterr().out
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert [p.name for p in out.parent.iterdir()] == ["report.html"]  # no temporary file left
+
+
+@pytest.mark.parametrize("make,fragment", [
+    (lambda tmp: tmp / "empty", "no runs"),
+    (lambda tmp: tmp / "nowhere", "no such folder"),
+    (lambda tmp: tmp / "file.txt", "not a folder"),
+])
+def test_a_folder_without_runs_is_one_line_and_exit_2(make, fragment, tmp_path, capsys):
+    (tmp_path / "empty" / "sub").mkdir(parents=True)
+    (tmp_path / "file.txt").write_text("x")
+    path = make(tmp_path)
+    refuse(capsys, tmp_path, ["report", str(path)], fragment)
+    refuse(capsys, tmp_path, ["report", str(path)], str(path))
+
+
+def test_a_corrupt_run_or_probe_file_is_one_line_naming_it(grid, tmp_path, capsys):
+    bad = tmp_path / "g"
+    shutil.copytree(grid, bad)
+    (bad / "half" / "results.json").write_text("{not json")
+    refuse(capsys, bad, ["report", str(bad)], str(bad / "half" / "results.json"))
+    shutil.rmtree(bad / "half")
+    (bad / "probe-toy" / "report.json").write_text("[1, 2]")
+    refuse(capsys, bad, ["report", str(bad)], str(bad / "probe-toy" / "report.json"))
+
+
+def test_a_damaged_log_costs_its_curve_not_the_page(grid, tmp_path):
+    bad = tmp_path / "g"
+    shutil.copytree(grid, bad, ignore=shutil.ignore_patterns("probe-*", "half"))
+    log = next(bad.glob("toy-tsr-s0-*")) / "progress.jsonl"
+    lines = log.read_text().splitlines()
+    lines[2] = lines[2][:10]
+    log.write_text("\n".join(lines) + "\n" + '{"event": "steps", "ta')  # and a torn last line
+    page, _ = build_report(bad)
+    curves = _section(page, "curves")
+    assert f"{log}:3: not a JSON line, skipped" in curves and curves.count("not a JSON line") == 1
+
+
+def _chromium() -> str | None:
+    return next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome",
+                                                "chromium-headless-shell"))), None)
+
+
+@pytest.mark.skipif(_chromium() is None, reason="no Chromium binary on PATH (Debian: apt-get install chromium)")
+def test_chromium_renders_the_page(grid, tmp_path):
+    from PIL import Image
+
+    out = tmp_path / "report.html"
+    assert main(["report", str(grid), "--out", str(out)]) == 0
+    shot = tmp_path / "shot.png"
+    subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,2400",
+                    f"--screenshot={shot}", out.as_uri()], capture_output=True, timeout=120, check=True)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    image = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+    assert image.shape == (2400, 1200, 3)
+    inked = (image.min(axis=2) < 235).mean(axis=1)                     # non-white share, per row
+    coloured = (image.max(axis=2) - image.min(axis=2) > 60).mean(axis=1)  # saturated: heatmaps, not text
+    assert inked[:400].mean() > 0.01            # the title, header and contents
+    assert inked[400:800].mean() > 0.01         # the comparison table
+    assert coloured[800:].mean() > 0.01         # the results matrices: the PNGs were decoded (0.0001 without)

@@ -88,7 +88,8 @@ def load_hf_task(name: str, kind: TaskKind, *, path: Path | None = None, hub: st
         try:
             data = datasets.load_dataset(hub, config)
         except Exception as err:  # network, missing dataset or config: the library's own reasons
-            raise DataError(f"hub dataset {hub!r}: cannot load ({str(err).splitlines()[0] if str(err) else err!r})") from None
+            why = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise DataError(f"hub dataset {hub!r}: cannot load ({why})") from None
         source = f"hub:{hub}" + (f"/{config}" if config else "")
     if not isinstance(data, Mapping):
         raise DataError(f"{source}: a single dataset without splits; save a DatasetDict with "

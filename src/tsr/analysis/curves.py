@@ -108,14 +108,14 @@ def loss_curves_figure(panels: dict[str, list[tuple[str, list[tuple[int, float]]
             ax.plot(steps, losses, lw=1.0, color=tab10(n % 10), label=name,
                     marker="o" if len(steps) < 20 else None, ms=2)  # a few points are dots too
         for first, _ in tasks[1:]:
-            ax.axvline(first, color="#999999", lw=0.6, ls=":")
+            ax.axvline(first, color="#777777", lw=0.9, ls=":")
         ax.set_yscale("log")
         ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_title(label, fontsize=9)
         ax.tick_params(labelsize=7)
-        ax.grid(alpha=0.2, which="both")
+        ax.grid(alpha=0.2, which="both", axis="y")  # no vertical grid: the task boundaries are the verticals
         if len(panels[label]) > 1:
             ax.legend(fontsize=6, loc="upper right")
     for ax in list(axes.flat)[len(labels):]:

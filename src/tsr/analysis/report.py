@@ -213,7 +213,7 @@ def _curves(found: Found) -> str:
                 tasks = tasks or [(per_task * t, name) for t, name in enumerate(r.results.tasks)]
         if not panels:
             continue
-        fig = loss_curves_figure(panels, tasks, f"training loss · {setting}")
+        fig = loss_curves_figure(panels, tasks, f"training cross-entropy · {setting}")
         parts.append(f"<h3>{esc(setting)}</h3>" + figure(
             png_bytes(fig), f"training loss, {setting}",
             "Cross-entropy of the training batches (target and replay), the mean of each logged window of "

@@ -188,6 +188,18 @@ def test_a_damaged_log_costs_its_curve_not_the_page(grid, tmp_path):
     assert f"{log}:3: not a JSON line, skipped" in curves and curves.count("not a JSON line") == 1
 
 
+def test_names_are_text_in_the_page_and_in_its_figures(grid, tmp_path):
+    odd = tmp_path / "g"
+    shutil.copytree(grid, odd, ignore=shutil.ignore_patterns("probe-*", "half"))
+    path = next(odd.glob("toy-tsr-s0-*")) / "results.json"
+    data = json.loads(path.read_text())
+    data["tasks"][0] = "odd $\\frac{$"  # mathtext that matplotlib cannot parse
+    data["method"] = "tsr <b>&"
+    path.write_text(json.dumps(data))
+    page, _ = build_report(odd)
+    assert "tsr &lt;b&gt;&amp;" in page and "<b>" not in page
+
+
 def _chromium() -> str | None:
     return next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome",
                                                 "chromium-headless-shell"))), None)

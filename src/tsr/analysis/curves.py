@@ -89,7 +89,8 @@ def loss_curves_figure(panels: dict[str, list[tuple[str, list[tuple[int, float]]
                        tasks: list[tuple[int, str]], title: str):
     """One panel per label (a method), one line per run (a seed) of ``(step, loss)`` points on
     a log scale shared by the panels; ``tasks`` are ``(first step, name)``, drawn as dotted
-    boundaries with the task names under the last row."""
+    boundaries with the task names under the last row (up to 16 tasks; a longer stream is drawn
+    against the step alone)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -97,6 +98,7 @@ def loss_curves_figure(panels: dict[str, list[tuple[str, list[tuple[int, float]]
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     labels = list(panels)
+    tasks = tasks if len(tasks) <= 16 else []
     cols = min(3, len(labels))
     rows = -(-len(labels) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.3 * rows + 0.7), squeeze=False,
@@ -114,6 +116,8 @@ def loss_curves_figure(panels: dict[str, list[tuple[str, list[tuple[int, float]]
         ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
         ax.yaxis.set_minor_formatter(NullFormatter())
         ax.set_title(label, fontsize=9)
+        if not tasks:
+            ax.set_xlabel("step since the run began", fontsize=7)
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.2, which="both", axis="y")  # no vertical grid: the task boundaries are the verticals
         if len(panels[label]) > 1:

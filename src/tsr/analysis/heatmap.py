@@ -123,7 +123,7 @@ def results_figure(tasks: list[str], kinds: list[str], rows: list[tuple[str, lis
                 lo, hi = loss_range.get(name, (value, value))
                 values[r, j] = 1.0 - (value - lo) / (hi - lo) if hi > lo else 0.5
             texts[-1].append(f"{value:.2f}")
-    fig, ax = plt.subplots(figsize=(0.46 * k + 1.5, 0.28 * len(rows) + 1.35))
+    fig, ax = plt.subplots(figsize=(min(0.46 * k + 1.5, 14), min(0.28 * len(rows) + 1.35, 14)))
     cmap = matplotlib.colormaps["YlGnBu"].with_extremes(bad="#f2f2f2")
     ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     if k <= 16:
@@ -155,7 +155,7 @@ def routing_figure(tasks: list[str], task_info: list[dict], title: str):
                 values[r, sources.index(name)] = weight
                 texts[r][sources.index(name)] = f"{weight:.2f}"
     scale = float(np.nanmax(values)) or 1.0
-    fig, ax = plt.subplots(figsize=(0.46 * len(sources) + 1.6, 0.28 * len(routed) + 1.45))
+    fig, ax = plt.subplots(figsize=(min(0.46 * len(sources) + 1.6, 14), min(0.28 * len(routed) + 1.45, 14)))
     cmap = matplotlib.colormaps["Purples"].with_extremes(bad="#f2f2f2")
     ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=scale, aspect="auto")
     if len(sources) <= 16:

@@ -68,6 +68,11 @@ def _hidden(path: Path, root: Path) -> bool:
     return any(part.startswith(".") for part in path.relative_to(root).parts)
 
 
+def _rel(path: Path, root: Path) -> str:
+    """A folder as the page names it: relative to the report's folder (its own name for that one)."""
+    return str(path.relative_to(root)) if path != root else path.name
+
+
 def _steps(summary: RunSummary) -> int | None:
     value = (summary.config or {}).get("train.steps")
     return int(value) if value is not None and value.isdigit() else None
@@ -132,10 +137,10 @@ def _comparison(found: Found) -> str:
             "Bold: the best in its column.", numeric=set(range(1, len(shown) + 2))))
     pending = [r for r in found.runs if not r.results.finished]
     if pending or found.started:
-        rows = [[Cell(esc(r.path.relative_to(found.root) if r.path != found.root else r.path.name), num=False),
+        rows = [[text(_rel(r.path, found.root)),
                  text(r.method), Cell(str(r.results.seed), num=True),
                  Cell(f"{r.results.completed} of {len(r.results.tasks)}", num=True)] for r in pending]
-        rows += [[text(p.relative_to(found.root)), text(meta.get("method", "?")),
+        rows += [[text(_rel(p, found.root)), text(meta.get("method", "?")),
                   Cell(esc(meta.get("seed", "?")), num=True),
                   Cell(f"0 of {len(meta.get('tasks', [])) or '?'}", num=True)] for p, meta in found.started]
         parts.append("<h3>Unfinished runs (not in the table)</h3>" + table(
@@ -226,7 +231,7 @@ def _curves(found: Found) -> str:
 
 
 def _runs(found: Found) -> str:
-    rows = [[Cell(esc(r.path.relative_to(found.root)) if r.path != found.root else esc(r.path.name)),
+    rows = [[text(_rel(r.path, found.root)),
              text(r.method), Cell(str(r.results.seed), num=True), text(r.setting),
              Cell(f"{r.results.completed} of {len(r.results.tasks)}", num=True), text(_metrics_line(r.results))]
             for r in found.runs]
@@ -236,7 +241,15 @@ def _runs(found: Found) -> str:
 
 def build_report(root: Path) -> tuple[str, Found]:
     """The HTML page for ``root`` and what it was built from."""
+    import matplotlib
+
     found = collect(root)
+    # names in figures are text, never mathtext: a task called `$\frac{$` must not stop the page
+    with matplotlib.rc_context({"text.parse_math": False}):
+        return _page(found), found
+
+
+def _page(found: Found) -> str:
     sections: list[tuple[str, str, str]] = []   # (anchor, name, html)
     if found.runs or found.started:
         sections.append(("table", "Comparison table", _comparison(found)))
@@ -256,7 +269,7 @@ def build_report(root: Path) -> tuple[str, Found]:
               f"<p>Generated {esc(datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z'))} "
               f"by tsr {__version__}.</p>")
     title = f"tsr report · {found.root.resolve().name}"
-    return page(title, header, [(a, n) for a, n, _ in sections], [h for _, _, h in sections]), found
+    return page(title, header, [(a, n) for a, n, _ in sections], [h for _, _, h in sections])
 
 
 def write_html_report(root: Path, out: Path | None = None) -> tuple[Path, Found]:

@@ -39,7 +39,7 @@ class StreamConfig:
 
     source: str = "synth-trace"
     """a benchmark name (`synth-trace`, `synth-numglue`, `synth`, `trace8`, `trace8_hub`,
-    `numglue8`, `pp15`, `superni`) or a stream YAML file"""
+    `numglue8`, `pp15`, `superni`) or a stream YAML file (docs/streams.md)"""
     root: str | None = None
     """data folder of benchmarks read from disk"""
     options: dict[str, Any] = field(default_factory=dict)
@@ -142,6 +142,21 @@ class EvalConfig:
 
 
 @dataclass
+class LogConfig:
+    """What a run writes about its steps besides results (never changes results, nor the run's
+    fingerprint)."""
+
+    every: int = 25
+    """write the mean loss terms of every this many steps to progress.jsonl (and TensorBoard)"""
+    tensorboard: bool = False
+    """also write loss terms, scores and metrics as TensorBoard events into `<run>/tensorboard`
+    (needs the `tensorboard` package: `pip install tensorboard`)"""
+
+    def check(self, path: str) -> None:
+        require(self.every >= 1, f"{path}.every", "must be >= 1")
+
+
+@dataclass
 class RunConfig:
     seed: int = 0
     """every random draw derives from it (budgets, replay data, batches, the shared initialisation)"""
@@ -154,6 +169,7 @@ class RunConfig:
     stream: StreamConfig = field(default_factory=StreamConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
+    log: LogConfig = field(default_factory=LogConfig)
     method: MethodSpec = field(default_factory=lambda: resolve_method({"name": "tsr"}))
     """the method or method preset (`method.name`, `tsr methods`) and that method's parameters
     (`method.*`, below)"""
@@ -175,6 +191,7 @@ class RunConfig:
         data = self.to_dict()
         data.pop("out_dir")
         data.pop("name")
+        data.pop("log")
         data["model"].pop("threads")
         if not data["model"]["compile"]:
             data["model"].pop("compile")  # eager runs keep the fingerprints they had before the key existed

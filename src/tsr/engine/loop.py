@@ -30,8 +30,8 @@ from ..rng import derive_seed
 from .evaluation import Score, evaluate, scored_tasks
 from .results import Results
 from .rundir import RunDir
+from .tensorboard import TensorBoardLog
 
-LOG_EVERY = 25
 
 
 @dataclass
@@ -138,17 +138,21 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
 
 
 class StepLog:
-    """A step callback that writes the mean loss terms of every ``LOG_EVERY`` steps to the run log."""
+    """A step callback that writes the mean loss terms of every ``every`` steps to the run log,
+    and to ``also`` (TensorBoard) when given."""
 
-    def __init__(self, run: Log):
-        self.run, self.window = run, {}
+    def __init__(self, run: Log, every: int = 25, also: "TensorBoardLog | None" = None):
+        self.run, self.every, self.also, self.window = run, every, also, {}
 
     def __call__(self, index: int, step: int, steps: int, terms: dict[str, float]) -> None:
         for k, v in terms.items():
             self.window[k] = self.window.get(k, 0.0) + v
-        if step % LOG_EVERY == 0 or step == steps:
-            n = ((step - 1) % LOG_EVERY) + 1
-            self.run.log("steps", task=index, step=step, **{k: round(v / n, 6) for k, v in self.window.items()})
+        if step % self.every == 0 or step == steps:
+            n = ((step - 1) % self.every) + 1
+            means = {k: round(v / n, 6) for k, v in self.window.items()}
+            self.run.log("steps", task=index, step=step, **means)
+            if self.also is not None:
+                self.also.steps(index, step, steps, means)
             self.window = {}
 
 
@@ -191,6 +195,8 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
     if mode == "auto":
         mode = "cached" if learner.device.type == "cpu" else "batch" if head_adapted(learner) else "hidden"
     teachers = Teachers(learner, mode, cfg.train.teacher_cache_mb)
+    board = (TensorBoardLog(run.path / "tensorboard", cfg.train.steps, results.completed)
+             if cfg.log.tensorboard else None)
     k = len(stream)
     if results.completed == 0 and cfg.eval.all_tasks and results.zero_shot is None:
         results.set_zero_shot(evaluate_tasks(plan, range(k)))
@@ -206,7 +212,8 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
             report.task_start(t, plan, info)
 
         info = train_on(learner, method, task, plan.train[t], cfg.train, seed=cfg.seed, index=t, memory=memory,
-                        teachers=teachers, dropout=cfg.lora.dropout > 0, on_step=[StepLog(run), report.step],
+                        teachers=teachers, dropout=cfg.lora.dropout > 0,
+                        on_step=[StepLog(run, cfg.log.every, board), report.step],
                         on_begin=begin)
         clock.lap("train")
         record = TaskRecord(t, task.name, task.kind.value, method.signature(),
@@ -224,5 +231,9 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
         run.log("task_end", task=t, name=task.name, seconds=round(seconds, 2),
                 acc=results.acc[-1], loss=results.loss[-1], teacher_forwards=teachers.forwards,
                 phases=clock.phases(), teacher_cache_mb=round(teachers.cached_mb, 1), peak_rss_mb=peak_rss_mb())
+        if board is not None:
+            board.task_end(t, results)
         report.task_end(t, plan, results, seconds)
+    if board is not None:
+        board.close()
     return results

@@ -1,0 +1,92 @@
+"""``log.every`` and ``log.tensorboard``: what a run writes about its steps."""
+
+import json
+
+import pytest
+
+from tsr.engine.run import execute
+
+event_accumulator = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator",
+                                        reason="the tensorboard package is not installed")
+
+
+def events(outcome, kind):
+    lines = (outcome.run.path / "progress.jsonl").read_text().splitlines()
+    return [e for e in map(json.loads, lines) if e["event"] == kind]
+
+
+def board(outcome):
+    acc = event_accumulator.EventAccumulator(str(outcome.run.path / "tensorboard"))
+    acc.Reload()
+    return {tag: [(e.step, e.value) for e in acc.Scalars(tag)] for tag in acc.Tags()["scalars"]}
+
+
+def test_log_every_sets_the_step_window_and_keeps_the_fingerprint(make_config):
+    a = make_config("log.every=3", "name=a")
+    assert a.fingerprint() == make_config("name=b").fingerprint()
+    outcome = execute(a)
+    steps = events(outcome, "steps")
+    assert [e["step"] for e in steps if e["task"] == 0] == [3, 6, 8]  # 8 steps per task: windows 3, 3, 2
+
+
+def test_tensorboard_events_match_the_run_log(make_config):
+    outcome = execute(make_config("method.name=tsr", "log.tensorboard=true", "log.every=4"))
+    scalars = board(outcome)
+    results = json.loads((outcome.run.path / "results.json").read_text())
+    logged = events(outcome, "steps")
+    assert [v for _, v in scalars["train/loss"]] == pytest.approx([e["loss"] for e in logged], abs=1e-6)
+    assert [s for s, _ in scalars["train/loss"]] == [e["task"] * 8 + e["step"] for e in logged]
+    first, kind = results["tasks"][0], results["kinds"][0]
+    tag = f"{'acc' if kind == 'classification' else 'loss'}/{first}"
+    assert scalars[tag][0] == (1, pytest.approx(results["acc" if kind == "classification" else "loss"][0][0]))
+    assert scalars["metrics/overall"] == [(len(results["tasks"]), pytest.approx(results["metrics"]["overall"]))]
+    weights = results["task_info"][1]["weights"]
+    for source, w in weights.items():
+        assert scalars[f"routing/{results['tasks'][1]}/{source}"] == [(2, pytest.approx(w))]
+
+
+def test_a_resumed_run_shows_each_step_once(make_config, monkeypatch):
+    """Killed in the middle of the second task, then resumed: the second task's steps are
+    trained again, and the board shows each of them once, with the values of the rerun."""
+    from tsr.engine import loop
+
+    cfg = make_config("log.tensorboard=true", "log.every=2", "name=cut")
+    original = loop.train_on
+
+    def crash_at_step_5(index, step, steps, terms):
+        if index == 1 and step == 5:
+            raise KeyboardInterrupt
+
+    def train_on(*args, **kwargs):
+        kwargs["on_step"] = [*kwargs["on_step"], crash_at_step_5]
+        return original(*args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(loop, "train_on", train_on)
+        with pytest.raises(KeyboardInterrupt):
+            execute(cfg)
+    outcome = execute(cfg)
+    scalars = board(outcome)["train/loss"]
+    logged = events(outcome, "steps")
+    rerun = {e["task"] * 8 + e["step"]: e["loss"] for e in logged}  # the rerun's windows come last
+    assert [s for s, _ in scalars] == sorted(rerun)
+    assert [v for _, v in scalars] == pytest.approx([rerun[s] for s in sorted(rerun)], abs=1e-6)
+    assert len(logged) > len(rerun)  # the crashed task's first windows were logged twice
+
+
+def test_tensorboard_without_the_package_is_a_config_error_before_any_work(make_config, monkeypatch):
+    import sys
+
+    from tsr.errors import ConfigError
+
+    monkeypatch.setitem(sys.modules, "torch.utils.tensorboard", None)  # as if not installed
+    cfg = make_config("log.tensorboard=true", "name=nopkg")
+    with pytest.raises(ConfigError, match="log.tensorboard: needs the 'tensorboard' package"):
+        execute(cfg)
+
+
+def test_log_every_must_be_positive(make_config):
+    from tsr.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="log.every"):
+        make_config("log.every=0")

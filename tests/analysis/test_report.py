@@ -172,8 +172,13 @@ def test_a_corrupt_run_or_probe_file_is_one_line_naming_it(grid, tmp_path, capsy
     (bad / "half" / "results.json").write_text("{not json")
     refuse(capsys, bad, ["report", str(bad)], str(bad / "half" / "results.json"))
     shutil.rmtree(bad / "half")
-    (bad / "probe-toy" / "report.json").write_text("[1, 2]")
-    refuse(capsys, bad, ["report", str(bad)], str(bad / "probe-toy" / "report.json"))
+    probe = bad / "probe-toy" / "report.json"
+    report = json.loads(probe.read_text())
+    report["matrix"]["parity"]["vowel"]["mean"] = "high"  # valid JSON, not a probe's number
+    probe.write_text(json.dumps(report))
+    refuse(capsys, bad, ["report", str(bad)], str(probe))
+    probe.write_text("[1, 2]")
+    refuse(capsys, bad, ["report", str(bad)], str(probe))
 
 
 def test_a_damaged_log_costs_its_curve_not_the_page(grid, tmp_path):

@@ -189,15 +189,25 @@ def _matrices(found: Found) -> str:
     return "\n".join(parts)
 
 
+def _routes(task_info: list) -> list[dict]:
+    """Each task's routing (``weights``: past task -> number, ``top``), {} where there is none."""
+    def valid(info) -> bool:
+        weights = info.get("weights") if isinstance(info, dict) else None
+        return isinstance(weights, dict) and bool(weights) and all(
+            isinstance(w, (int, float)) and not isinstance(w, bool) and math.isfinite(w) for w in weights.values())
+    return [{"weights": i["weights"], "top": i.get("top")} if valid(i) else {} for i in task_info]
+
+
 def _routing(found: Found) -> str:
-    routed = [r for r in found.runs if any(isinstance(i, dict) and i.get("weights") for i in r.results.task_info)]
+    routed = [(r, _routes(r.results.task_info)) for r in found.runs]
+    routed = [(r, routes) for r, routes in routed if any(routes)]
     if not routed:
         return ""
-    figures = [figure(png_bytes(routing_figure(r.results.tasks, r.results.task_info, r.title)),
+    figures = [figure(png_bytes(routing_figure(r.results.tasks, routes, r.title)),
                       f"routing weights of {r.path.name}",
                       f"<code>{esc(r.path.name)}</code> ({esc(r.setting)}). Colour: the weight, from 0 to the "
                       "largest weight in this figure; outlined: the top source by signature cosine.")
-               for r in routed]
+               for r, routes in routed]
     return ('<h2 id="routing">Routing weights</h2>\n<p class="note">The weights TSR gave each past task when '
             "a task began (results.json's task_info): each row sums to 1 and sets how often that past "
             "task's replay data is drawn.</p>\n" f"<div class=\"grid\">{''.join(figures)}</div>")

@@ -112,6 +112,14 @@ def _signatures(report: dict) -> str:
 
 
 def probe_section(anchor: str, probe: Probe) -> str:
+    """The probe's section; a report.json whose content does not fit is a one-line error naming it."""
+    try:
+        return _section(anchor, probe)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        raise RunError(f"{probe.path / 'report.json'}: not a probe report tsr can read ({reason(err)})") from None
+
+
+def _section(anchor: str, probe: Probe) -> str:
     report, order = probe.report, probe.report["tasks"]
     kinds = probe.report["kinds"]
     parts = [f'<h2 id="{esc(anchor)}">Probe: {esc(probe.name)}</h2>',

@@ -24,7 +24,11 @@ EXAMPLES = {
 Running the same command again resumes an interrupted run after its last finished task.""",
     "table": """examples:
   tsr table runs/                           # every finished run under runs/
-  tsr table runs/a runs/b --format md       # markdown for a report""",
+  tsr table runs/a runs/b --format md       # markdown for a report
+  tsr table runs/table3 --format latex      # the paper's Table-3 layout
+A folder of runs is read through its index (runs/index.sqlite), brought up to date first.""",
+    "index": """example:
+  tsr index runs/                           # rebuild runs/index.sqlite from the run folders""",
     "show": """example:
   tsr show runs/synth-trace-tsr-s0-1a2b3c4d5e""",
     "methods": """example:
@@ -37,10 +41,13 @@ Running the same command again resumes an interrupted run after its last finishe
   tsr probe stream.source=synth-numglue --arms target,full
   tsr probe --arms target,full --checkpoints 250,500,750 # also score every arm after these steps
   tsr probe --arms target,full --report-at 500           # headroom at a 500-step budget from those scores
+  tsr probe --seeds 0,1,2 --executor ray --ray-address auto --workers 16   # the arms on a Ray cluster
 Arms already saved in the output folder are not run again.""",
     "compare": """examples:
   tsr compare --seeds 0,1,2 --workers 2                   # every method on synth-trace, Table-3 layout
   tsr compare --methods seqft,er,tsr --seeds 0,1 train.steps=300
+  tsr compare --methods seqft,er,tsr --executor ray --workers 8            # on a local Ray instance
+  tsr compare --executor ray --ray-address auto --workers 32 --gpus-per-run 0.25 out_dir=/shared/runs
 Finished runs are reused; interrupted ones resume.""",
     "export": """examples:
   tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out adapter/           # the final adapter, for PEFT
@@ -110,10 +117,9 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
 def cmd_table(args: argparse.Namespace, console: Console) -> int:
     from .analysis import table as agg
 
-    runs = agg.find_runs([Path(p) for p in args.runs])
-    if not runs:
+    summaries = agg.summaries([Path(p) for p in args.runs])
+    if not summaries:
         raise TsrError(f"no runs under {', '.join(args.runs)}")
-    summaries = [agg.summarise(p) for p in runs]
     metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ())
     cells, settings, methods = agg.aggregate(summaries, metrics)
     pending = agg.unfinished(summaries)
@@ -121,14 +127,24 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
         sys.stdout.write(agg.markdown_table(cells, settings, methods, metrics))
     elif args.format == "csv":
         sys.stdout.write(agg.csv_table(cells, settings, methods, metrics))
+    elif args.format == "latex":
+        sys.stdout.write(agg.latex_table(cells, settings, methods, metrics))
     else:
         console.print(agg.rich_table(cells, settings, methods, metrics))
-        console.print(f"[dim]{len(runs) - len(pending)} finished runs[/]")
+        console.print(f"[dim]{len(summaries) - len(pending)} finished runs[/]")
     if pending:  # a grid in progress: what is not in the table yet (stderr, so md/csv stay clean)
         err = Console(stderr=True)
         err.print(f"{len(pending)} unfinished run(s), not in the table:", highlight=False)
         for line in pending:
             err.print(f"  {line}", highlight=False, soft_wrap=True)
+    return 0
+
+
+def cmd_index(args: argparse.Namespace, console: Console) -> int:
+    from .engine.store import INDEX, rebuild
+
+    count = rebuild(Path(args.folder))
+    console.print(f"indexed {count} run(s) into {Path(args.folder) / INDEX}")
     return 0
 
 
@@ -151,6 +167,20 @@ def cmd_config(args: argparse.Namespace, console: Console) -> int:
     check_stream(cfg)  # the stream's own checks (options, root, order, the method's needs), as `tsr run`
     sys.stdout.write(dump_yaml(cfg))
     return 0
+
+
+def _executor(args: argparse.Namespace):
+    from .engine.pool import Executor
+
+    return Executor(args.executor, args.ray_address, args.gpus_per_run)
+
+
+def _add_executor_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--executor", choices=("local", "ray"), default="local",
+                   help="local worker processes (default) or Ray (docs/cluster.md)")
+    p.add_argument("--ray-address", help="ray: auto (the cluster this machine is in) or HOST:PORT; "
+                   "default: a local Ray instance")
+    p.add_argument("--gpus-per-run", type=float, default=0.0, help="ray: GPU share per run (0.25: four runs a GPU)")
 
 
 def _csv(text: str | None, cast=str) -> list | None:
@@ -184,7 +214,8 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
             if not err.is_terminal and (done % 10 == 0 or done == total):
                 err.print(f"  {done}/{total} arms")
 
-        arms = pr.run_probe(cfg, jobs, out, args.workers, progress, _csv(args.checkpoints, int) or ())
+        arms = pr.run_probe(cfg, jobs, out, args.workers, progress, _csv(args.checkpoints, int) or (),
+                            _executor(args))
     # the folder is shared by every order and subset of the stream: report the tasks probed now
     arms = [a for a in arms if a["target"] in stream.names and a["source"] in (None, *stream.names)]
     if args.report_at is not None and args.report_at != cfg.train.steps:
@@ -247,7 +278,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         err.print(f"      {event.point.method} seed {event.point.seed}: task {event.index + 1}/{event.tasks} "
                   f"{event.name} ({event.seconds:.0f} s)", highlight=False)
 
-    paths = run_sweep(config, overrides, points, args.workers, progress, task_done)
+    paths = run_sweep(config, overrides, points, args.workers, progress, task_done, _executor(args))
     summaries = [agg.summarise(Path(p)) for p in paths]
     metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ())
     cells, settings, methods = agg.aggregate(summaries, metrics)
@@ -326,8 +357,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = add("table", "Aggregate finished runs into mean ± std per method (paper's Table 3 layout).", cmd_table)
     p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories or folders of runs")
-    p.add_argument("--format", choices=("text", "md", "csv"), default="text")
+    p.add_argument("--format", choices=("text", "md", "csv", "latex"), default="text",
+                   help="latex: the paper's Table-3 layout (booktabs)")
     p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
+
+    p = add("index", "Rebuild the results store (index.sqlite) of a folder of runs from its run folders.", cmd_index)
+    p.add_argument("folder", metavar="DIR")
 
     p = add("show", "Print the results matrix and metrics of runs.", cmd_show)
     p.add_argument("runs", nargs="+", metavar="RUN_DIR")
@@ -350,6 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(a learning curve; the score after step s equals an s-step arm's)")
     p.add_argument("--report-at", type=int, metavar="STEP",
                    help="report the scores after this step (saved by --checkpoints) into <out>/at-STEP")
+    _add_executor_flags(p)
 
     p = add("compare", "Run several methods over several seeds and print the comparison table.", cmd_compare)
     p.add_argument("items", nargs="*", metavar="CONFIG | key=value")
@@ -358,6 +394,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel runs")
     p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
     p.add_argument("--md", help="also write the table as markdown to this file")
+    _add_executor_flags(p)
 
     p = add("export", "Write a run's adapter as a PEFT LoRA adapter folder, or merged into its base model.", cmd_export)
     p.add_argument("run", metavar="RUN_DIR")

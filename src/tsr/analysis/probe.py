@@ -39,7 +39,7 @@ from ..data.sampling import draw_indices
 from ..data.streams import load_stream
 from ..engine.evaluation import evaluate
 from ..engine.loop import train_on
-from ..engine.pool import run_pool
+from ..engine.pool import Executor, run_pool
 from ..errors import ConfigError
 from ..methods.base import NoParams
 from ..methods.er import ER, ERParams
@@ -209,9 +209,9 @@ def _saved(path: Path, checkpoints: tuple[int, ...]) -> bool:
 
 def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
               progress: Callable[[dict, int, int], None] | None = None,
-              checkpoints: Iterable[int] = ()) -> list[dict]:
+              checkpoints: Iterable[int] = (), executor: Executor | None = None) -> list[dict]:
     """Run the jobs not yet saved under ``out/arms`` (each also scored after ``checkpoints``
-    steps); return every result saved there."""
+    steps), on local worker processes or on Ray (``executor``); return every result saved there."""
     checkpoints = tuple(sorted(set(checkpoints)))
     bad = [s for s in checkpoints if not 1 <= s < cfg.train.steps]
     if bad:
@@ -244,8 +244,9 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
             progress(result, done, len(jobs))
 
     threads = max(1, (os.cpu_count() or 1) // max(1, workers))
-    if workers <= 1 and cfg.model.threads:
+    if (workers <= 1 or (executor is not None and executor.kind == "ray")) and cfg.model.threads:
         threads = cfg.model.threads
-    run_pool(_setup, (cfg, threads, checkpoints, str(arms_dir)), _work, todo, workers, finished)
+    run_pool(_setup, (cfg, threads, checkpoints, str(arms_dir.resolve())), _work, todo, workers, finished,
+             executor=executor, cpus_per_run=threads)
     # the folder holds arms of one config only, so its report covers every arm saved in it
     return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(arms_dir.glob("*.json"))]

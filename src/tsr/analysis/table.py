@@ -14,15 +14,17 @@ that have not finished are listed apart, so a grid in progress shows what it has
 from __future__ import annotations
 
 import math
+import sqlite3
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
 from rich.table import Table
 
 from ..data.records import read_yaml
+from ..engine import store
 from ..engine.results import Results, load_results
+from ..engine.store import flatten
 from ..errors import RunError
 
 # The paper's row order: no mechanism, rehearsal-free, rehearsal-based, TSR and its variants.
@@ -32,8 +34,6 @@ METRICS = ("overall", "plas", "bwt")
 LOSS_METRICS = ("overall_loss", "plas_loss", "bwt_loss")
 
 
-# Keys that never separate runs: the seed varies within a cell; the rest do not change results.
-NOT_A_SETTING = ("seed", "out_dir", "name", "model.threads")
 
 
 @dataclass(frozen=True)
@@ -51,18 +51,6 @@ class RunSummary:
         return self.completed is None
 
 
-def flatten(data: dict, prefix: str = "") -> dict[str, str]:
-    """``{"a": {"b": 1}}`` as ``{"a.b": "1"}`` (values as compact YAML text, so they compare)."""
-    out: dict[str, str] = {}
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and value and key != "options":
-            out.update(flatten(value, name + "."))
-        else:
-            out[name] = yaml.safe_dump(value, default_flow_style=True, width=10**6).strip().removesuffix("\n...")
-    return out
-
-
 def find_runs(paths: list[Path]) -> list[Path]:
     """Run directories under ``paths`` (a run directory itself, or folders holding runs)."""
     found: list[Path] = []
@@ -76,6 +64,13 @@ def find_runs(paths: list[Path]) -> list[Path]:
     return found
 
 
+def _setting(cfg: dict) -> str:
+    """``stream · model``: what a run was measured on."""
+    model = (cfg.get("model") or {}).get("preset") or (cfg.get("model") or {}).get("path", "?")
+    source = str((cfg.get("stream") or {}).get("source", "?"))
+    return f"{Path(source).stem if source.endswith(('.yaml', '.yml')) else source} · {Path(str(model)).name}"
+
+
 def summarise(path: Path) -> RunSummary:
     results: Results = load_results(path)
     setting, flat = "run", None
@@ -85,23 +80,43 @@ def summarise(path: Path) -> RunSummary:
         if not isinstance(cfg, dict) or not all(isinstance(cfg.get(k, {}), dict) for k in ("model", "stream")):
             raise RunError(f"{cfg_file}: not a run config (expected the mapping with model and stream "
                            "sections that `tsr run` writes)")
-        model = cfg.get("model", {}).get("preset") or cfg.get("model", {}).get("path", "?")
-        source = str(cfg.get("stream", {}).get("source", "?"))
-        setting = f"{Path(source).stem if source.endswith(('.yaml', '.yml')) else source} · {Path(str(model)).name}"
-        flat = flatten(cfg)
+        setting, flat = _setting(cfg), flatten(cfg)
     completed = None if results.finished else results.completed
     return RunSummary(path, results.method, results.seed, setting, results.metrics(), flat, completed)
+
+
+def summary_of_row(row: dict) -> RunSummary:
+    """A run as the results store (:mod:`tsr.engine.store`) holds it."""
+    cfg = row["config"]
+    return RunSummary(Path(row["path"]), row["method"], row["seed"], _setting(cfg) if cfg else "run",
+                      row["metrics"], flatten(cfg) if cfg else None, None if row["finished"] else row["completed"])
+
+
+def summaries(paths: list[Path]) -> list[RunSummary]:
+    """Every run under ``paths``: a folder of runs through its results store (brought up to
+    date first), a run folder by itself; from the folders alone where the store cannot be
+    written (a read-only folder)."""
+    out: list[RunSummary] = []
+    for path in map(Path, paths):
+        if path.is_dir() and not (path / "results.json").is_file():
+            try:
+                rows = store.refresh(path)
+            except (sqlite3.Error, OSError):
+                rows = None
+            if rows is not None:
+                out.extend(summary_of_row(r) for r in rows)
+                continue
+        out.extend(summarise(p) for p in find_runs([path]))
+    return out
 
 
 def run_labels(summaries: list[RunSummary]) -> dict[Path, tuple[str, str]]:
     """(setting, method) labels that keep runs of different configs apart: every key that
     varies between the runs is named, in the setting (run keys) or the row (method keys)."""
-    keys = sorted({k for s in summaries for k in (s.config or {})})
-
     def varying(group: list[RunSummary], wanted) -> list[str]:
-        return [k for k in keys if wanted(k) and len({(s.config or {}).get(k) for s in group}) > 1]
+        return [k for k in store.varying_keys(s.config for s in group) if wanted(k)]
 
-    run_keys = varying(summaries, lambda k: k not in NOT_A_SETTING and not k.startswith("method."))
+    run_keys = varying(summaries, lambda k: not k.startswith("method."))
     labels = {}
     for s in summaries:
         cfg = s.config or {}
@@ -193,3 +208,66 @@ def csv_table(cells, settings, methods, metrics=METRICS) -> str:
                 if stat is not None:
                     out.append(f"{s},{method},{m},{stat[0]:.6f},{stat[1]:.6f},{stat[2]}")
     return "\n".join(out) + "\n"
+
+
+# The paper's row groups (rules between them): no mechanism, rehearsal-free, rehearsal, TSR.
+FAMILY = {"seqft": 0, "ewc": 1, "lwf": 1, "sdft": 1, "olora": 1, "gainlora": 1, "deal": 1,
+          "agem": 2, "derpp": 2, "er10": 2, "er": 2}
+PAPER_NAMES = {"seqft": "SeqFT", "ewc": "EWC", "lwf": "LwF", "sdft": "SDFT", "olora": "O-LoRA",
+               "gainlora": "GainLoRA", "deal": "DEAL", "agem": "A-GEM", "derpp": "DER++",
+               "er10": r"ER ($10\%$ replay)", "er": "ER", "tsr": "TSR"}
+LATEX_METRIC = {"overall": r"Overall$\uparrow$", "plas": r"Plas$\uparrow$", "bwt": r"BWT$\uparrow$",
+                "overall_loss": r"Overall loss$\downarrow$", "plas_loss": r"Plas loss$\downarrow$",
+                "bwt_loss": r"BWT loss$\downarrow$"}
+
+
+def _tex(text: str) -> str:
+    for a, b in (("\\", r"\textbackslash{}"), ("&", r"\&"), ("%", r"\%"), ("$", r"\$"), ("#", r"\#"),
+                 ("_", r"\_"), ("{", r"\{"), ("}", r"\}"), ("~", r"\textasciitilde{}"), ("^", r"\^{}")):
+        text = text.replace(a, b) if a != "\\" else text.replace(a, "\0")
+    return text.replace("\0", r"\textbackslash{}").replace("·", r"$\cdot$").replace("±", r"$\pm$")
+
+
+def _tex_number(value: float, signed: bool) -> str:
+    text = f"{value:+.3f}" if signed else f"{value:.3f}"
+    return text.replace("0.", ".", 1) if abs(value) < 1 else text  # the paper's .264, -.134
+
+
+def latex_table(cells, settings, methods, metrics=METRICS) -> str:
+    """The comparison as LaTeX in the paper's Table-3 layout (booktabs): a column group per
+    setting, mean with a small ± std per cell, the best value per column in bold (highest
+    accuracy metric, lowest loss metric), rules between the method families."""
+    best: dict[tuple[str, str], float] = {}
+    for s in settings:
+        for m in metrics:
+            values = [cells[s][meth][m][0] for meth in methods
+                      if m in cells.get(s, {}).get(meth, {}) and not math.isnan(cells[s][meth][m][0])]
+            if values:
+                best[s, m] = (min if m.endswith("_loss") else max)(values)
+    width = len(metrics)
+    lines = [r"\begin{tabular}{l " + " ".join("c" * width for _ in settings) + "}", r"\toprule"]
+    lines.append(" & " + " & ".join(rf"\multicolumn{{{width}}}{{c}}{{{_tex(s)}}}" for s in settings) + r" \\")
+    lines.append("".join(rf"\cmidrule(lr){{{2 + i * width}-{1 + (i + 1) * width}}}" for i in range(len(settings))))
+    lines.append("Method & " + " & ".join(LATEX_METRIC.get(m, _tex(m)) for _ in settings for m in metrics) + r" \\")
+    lines.append(r"\midrule")
+    family = None
+    for method in methods:
+        base = method.split(" (")[0]
+        fam = FAMILY.get(base, 3)
+        if family is not None and fam != family:
+            lines.append(r"\midrule")
+        family = fam
+        name = PAPER_NAMES.get(base, _tex(base)) + _tex(method[len(base):])
+        cols = []
+        for s in settings:
+            for m in metrics:
+                stat = cells.get(s, {}).get(method, {}).get(m)
+                if stat is None or math.isnan(stat[0]):
+                    cols.append("--")
+                    continue
+                mean = _tex_number(stat[0], m.startswith("bwt"))
+                mean = rf"\mathbf{{{mean}}}" if best.get((s, m)) == stat[0] else mean
+                cols.append(rf"${mean}{{\scriptscriptstyle\pm {_tex_number(stat[1], False)}}}$")
+        lines.append(f"{name}\n & " + " & ".join(cols) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}"]
+    return "\n".join(lines) + "\n"

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 import torch
 
 from ..config import RunConfig, load_config
 from ..methods.registry import method_names, resolve_method
-from .pool import run_pool
+from .pool import Executor, run_pool
 from .run import execute
 
 
@@ -79,12 +80,21 @@ def _execute(state: tuple[str | None, list[str]], point: Point, emit: Callable[[
 
 def run_sweep(config: str | None, overrides: list[str], points: list[Point], workers: int = 1,
               progress: Callable[[Point, str, int, int], None] | None = None,
-              task_done: Callable[[TaskDone], None] | None = None) -> list[str]:
+              task_done: Callable[[TaskDone], None] | None = None, executor: Executor | None = None,
+              threads: int | None = None) -> list[str]:
     """Run every point (finished ones return at once); returns the run directories.
 
     ``progress`` hears of each finished run, ``task_done`` of each task finished on the way.
+    ``threads`` per run defaults to this machine's cores over ``workers`` (on Ray,
+    ``model.threads`` where set: what each run asks the cluster for). On Ray
+    (``executor``) the output folder is made absolute, so that workers started elsewhere write
+    where the driver reads.
     """
-    threads = max(1, (os.cpu_count() or 1) // max(1, workers))
+    cfg = load_config(config, overrides)
+    ray = executor is not None and executor.kind == "ray"
+    threads = threads or (ray and cfg.model.threads) or max(1, (os.cpu_count() or 1) // max(1, workers))
+    if ray:
+        overrides = [*overrides, f"out_dir={Path(cfg.out_dir).resolve()}"]
     paths: list[str] = []
 
     def finished(result: tuple[Point, str]) -> None:
@@ -93,5 +103,6 @@ def run_sweep(config: str | None, overrides: list[str], points: list[Point], wor
         if progress:
             progress(point, path, len(paths), len(points))
 
-    run_pool(_setup, (config, list(overrides), threads), _execute, points, workers, finished, task_done)
+    run_pool(_setup, (config, list(overrides), threads), _execute, points, workers, finished, task_done,
+             executor, threads)
     return paths

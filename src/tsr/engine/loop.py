@@ -13,6 +13,7 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Iterable, Protocol, Sequence
 
 import torch
@@ -30,6 +31,7 @@ from ..rng import derive_seed
 from .evaluation import Score, evaluate, scored_tasks
 from .results import Results
 from .rundir import RunDir
+from .store import record_run
 from .tensorboard import TensorBoardLog
 
 
@@ -231,6 +233,7 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
         run.log("task_end", task=t, name=task.name, seconds=round(seconds, 2),
                 acc=results.acc[-1], loss=results.loss[-1], teacher_forwards=teachers.forwards,
                 phases=clock.phases(), teacher_cache_mb=round(teachers.cached_mb, 1), peak_rss_mb=peak_rss_mb())
+        record_run(Path(cfg.out_dir), run.path)  # the results store; best effort, never stops a run
         if board is not None:
             board.task_end(t, results)
         report.task_end(t, plan, results, seconds)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import multiprocessing as mp
 import pickle
 import queue as queues
-from typing import Any, Callable, Sequence, TypeVar
+from dataclasses import dataclass
+from typing import Any, Callable, Literal, Sequence, TypeVar
 
-from ..errors import RunError
+from ..errors import ConfigError, RunError
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -25,16 +26,45 @@ def _ignore(event: Any) -> None:
     pass
 
 
+@dataclass(frozen=True)
+class Executor:
+    """Where a grid's items run: ``local`` (worker processes on this machine) or ``ray``."""
+
+    kind: Literal["local", "ray"] = "local"
+    address: str | None = None
+    """ray: ``None`` starts a local instance; ``auto`` joins the cluster this machine belongs to;
+    ``HOST:PORT`` joins that cluster"""
+    gpus_per_run: float = 0.0
+    """ray: the GPU share each run asks for (0: none)"""
+    retries: int = 3
+    """ray: how often a worker whose process died is restarted and its item run again"""
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("local", "ray"):
+            raise ConfigError(f"--executor: {self.kind!r} is not valid (valid: local, ray)")
+        if self.gpus_per_run < 0:
+            raise ConfigError("--gpus-per-run: must be >= 0")
+        if self.kind == "local" and (self.address or self.gpus_per_run):
+            raise ConfigError("--ray-address and --gpus-per-run need --executor ray")
+
+
 def run_pool(setup: Callable[..., S], setup_args: tuple, work: Callable[[S, T, Emit], R], items: Sequence[T],
-             workers: int, on_result: Callable[[R], None], on_event: Emit | None = None) -> None:
+             workers: int, on_result: Callable[[R], None], on_event: Emit | None = None,
+             executor: Executor | None = None, cpus_per_run: int = 1) -> None:
     """``work(state, item, emit)`` for every item, ``state = setup(*setup_args)`` once per worker.
 
     ``on_result`` hears each result and ``on_event`` whatever a worker ``emit``s, in the calling
     process. ``setup``, ``work`` and the items must pickle (module-level functions) when
-    ``workers > 1``; with one worker everything runs in this process.
+    ``workers > 1``; with one local worker everything runs in this process. With a Ray
+    ``executor`` the workers are Ray actors asking for ``cpus_per_run`` CPUs each
+    (:mod:`tsr.engine.ray_pool`).
     """
     if not items:
         return
+    if executor is not None and executor.kind == "ray":
+        from .ray_pool import run_ray
+
+        return run_ray(setup, setup_args, work, items, workers, on_result, on_event, executor, cpus_per_run)
     if workers <= 1:
         state = setup(*setup_args)
         for item in items:

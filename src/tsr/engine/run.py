@@ -24,6 +24,7 @@ from ..model.learner import build_learner
 from ..rng import numpy_rng
 from .loop import Plan, Reporter, run_stream
 from .results import Results, load_results
+from .store import record_run
 from .rundir import RunDir
 
 
@@ -122,4 +123,5 @@ def execute(cfg: RunConfig, report: Reporter | None = None) -> Outcome:
     results = run_stream(plan, method, memory, results, run, report)
     run.write_results(results)
     run.log("run_end", metrics=results.metrics())
+    record_run(Path(cfg.out_dir), run.path)
     return Outcome(run, results, resumed_from, False)

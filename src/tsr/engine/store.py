@@ -1,0 +1,206 @@
+"""The results store: an SQLite index of every run under an output folder.
+
+``<out_dir>/index.sqlite`` holds one row per run (its folder, config fingerprint, method,
+stream, seed, how far it got, the flattened config and the config keys that vary between the
+runs of the folder, the results matrices and metrics, its time) and one row per finished task
+(scores after it, routing and other task info, its time and phases). Runs update it as each
+task finishes, one transaction per update, so a reader never sees half a run. The folders stay
+the truth: the index is derived from them, :func:`refresh` brings it up to date (runs added,
+changed or removed since), and :func:`rebuild` (``tsr index``) writes it anew from the folders
+under a temporary name and renames it into place.
+
+SQLite's locking needs a filesystem that honours it; on network filesystems that do not, a
+failed update is logged and skipped (it never stops a run), and ``tsr index`` rebuilds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+import yaml
+
+from ..atomic import _umask, strict
+from ..data.records import read_yaml
+from ..errors import RunError
+from .results import load_results
+
+INDEX = "index.sqlite"
+# Keys that never separate runs: the seed varies within a cell; the rest do not change results.
+NOT_A_SETTING = ("seed", "out_dir", "name", "model.threads")
+NOT_A_SETTING_PREFIXES = ("log.",)
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    path TEXT PRIMARY KEY, name TEXT, fingerprint TEXT, method TEXT, stream TEXT, seed INTEGER,
+    completed INTEGER, tasks INTEGER, finished INTEGER, config TEXT, varying TEXT,
+    results TEXT, metrics TEXT, seconds REAL, results_mtime REAL, updated REAL);
+CREATE TABLE IF NOT EXISTS tasks (
+    path TEXT, idx INTEGER, name TEXT, kind TEXT, acc TEXT, loss TEXT, info TEXT, seconds REAL,
+    phases TEXT, PRIMARY KEY (path, idx));
+"""
+
+
+def flatten(data: dict, prefix: str = "") -> dict[str, str]:
+    """``{"a": {"b": 1}}`` as ``{"a.b": "1"}`` (values as compact YAML text, so they compare)."""
+    out: dict[str, str] = {}
+    for key, value in data.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value and key != "options":
+            out.update(flatten(value, name + "."))
+        else:
+            out[name] = yaml.safe_dump(value, default_flow_style=True, width=10**6).strip().removesuffix("\n...")
+    return out
+
+
+def is_setting(key: str) -> bool:
+    """Whether a config key can separate runs (not the seed, nor where or how a run is logged)."""
+    return key not in NOT_A_SETTING and not key.startswith(NOT_A_SETTING_PREFIXES)
+
+
+def varying_keys(configs: Iterable[dict[str, str] | None]) -> list[str]:
+    """The flattened config keys whose values differ between ``configs`` (settings only)."""
+    configs = [c or {} for c in configs]
+    keys = sorted({k for c in configs for k in c})
+    return [k for k in keys if is_setting(k) and len({c.get(k) for c in configs}) > 1]
+
+
+def run_folders(root: Path) -> list[Path]:
+    """Run folders under ``root``: folders with a results.json (probe arms have none)."""
+    return sorted(p.parent for p in Path(root).rglob("results.json"))
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    new = not path.exists()
+    conn = sqlite3.connect(path, timeout=30)
+    conn.executescript(SCHEMA)
+    if new:
+        os.chmod(path, 0o666 & ~_umask())
+    return conn
+
+
+def _rows(root: Path, run: Path) -> tuple[tuple, list[tuple]]:
+    """The ``runs`` row and ``tasks`` rows of one run folder (raises RunError if unreadable)."""
+    results_path = run / "results.json"
+    results = load_results(results_path)
+    config: dict[str, Any] = {}
+    if (run / "config.yaml").is_file():
+        loaded = read_yaml(run / "config.yaml", RunError)
+        config = loaded if isinstance(loaded, dict) else {}
+    seconds, phases = {}, {}
+    log = run / "progress.jsonl"
+    if log.is_file():
+        for line in log.read_text(encoding="utf-8").splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:  # a torn last line of a killed run
+                continue
+            if event.get("event") == "task_end":
+                seconds[event.get("task")] = event.get("seconds")
+                phases[event.get("task")] = event.get("phases")
+    try:  # run.json: what `tsr run` wrote when it created the folder
+        fingerprint = json.loads((run / "run.json").read_text(encoding="utf-8")).get("fingerprint")
+    except (OSError, ValueError, AttributeError):
+        fingerprint = None
+    stream = str((config.get("stream") or {}).get("source", ""))
+    data = strict(results.to_dict())  # as results.json holds it: null for NaN
+    row = (str(run.resolve()), run.name, fingerprint, results.method, stream, results.seed, results.completed,
+           len(results.tasks), int(results.finished), json.dumps(config, sort_keys=True), "[]",
+           json.dumps(data), json.dumps(data["metrics"]),
+           sum(s for s in seconds.values() if isinstance(s, (int, float))),
+           results_path.stat().st_mtime, time.time())
+    tasks = [(str(run.resolve()), t, results.tasks[t], results.kinds[t], json.dumps(results.acc[t]),
+              json.dumps(results.loss[t]), json.dumps(results.task_info[t] if t < len(results.task_info) else {}),
+              seconds.get(t), json.dumps(phases.get(t))) for t in range(results.completed)]
+    return row, tasks
+
+
+def _write(conn: sqlite3.Connection, rows: list[tuple[tuple, list[tuple]]], drop: Iterable[str] = ()) -> None:
+    """Upsert runs and their tasks, drop vanished runs, and recompute the varying keys: one
+    transaction."""
+    with conn:
+        for path in drop:
+            conn.execute("DELETE FROM runs WHERE path = ?", (path,))
+            conn.execute("DELETE FROM tasks WHERE path = ?", (path,))
+        for row, tasks in rows:
+            conn.execute("INSERT OR REPLACE INTO runs VALUES (" + ",".join("?" * len(row)) + ")", row)
+            conn.execute("DELETE FROM tasks WHERE path = ?", (row[0],))
+            conn.executemany("INSERT INTO tasks VALUES (?,?,?,?,?,?,?,?,?)", tasks)
+        configs = [flatten(json.loads(cfg)) for (cfg,) in conn.execute("SELECT config FROM runs")]
+        varying = json.dumps(varying_keys(configs))
+        conn.execute("UPDATE runs SET varying = ?", (varying,))
+
+
+def record_run(root: Path, run: Path) -> bool:
+    """Index (or re-index) one run of the output folder ``root``; False if the index could not
+    be written (locked, read-only): the run goes on, ``tsr index`` can rebuild."""
+    try:
+        rows = [_rows(Path(root), Path(run))]
+        conn = _connect(Path(root) / INDEX)
+        try:
+            _write(conn, rows)
+        finally:
+            conn.close()
+        return True
+    except (sqlite3.Error, OSError, RunError):
+        return False
+
+
+def rebuild(root: Path) -> int:
+    """Write ``root/index.sqlite`` anew from the run folders under ``root``; returns the number
+    of runs indexed. Built under a temporary name and renamed into place."""
+    root = Path(root)
+    if not root.is_dir():
+        raise RunError(f"{root}: not a folder")
+    rows = [_rows(root, run) for run in run_folders(root)]
+    tmp = root / f".{INDEX}.tmp-{os.getpid()}"
+    tmp.unlink(missing_ok=True)
+    conn = _connect(tmp)
+    try:
+        _write(conn, rows)
+    finally:
+        conn.close()
+    os.replace(tmp, root / INDEX)
+    return len(rows)
+
+
+def refresh(root: Path) -> list[dict[str, Any]]:
+    """Bring ``root/index.sqlite`` up to date with the folders (new, changed and removed runs)
+    and return its runs. A folder with no index gets one."""
+    root = Path(root)
+    if not (root / INDEX).exists() and not run_folders(root):
+        return []  # no runs, no index: nothing is created in a folder that holds none
+    known: dict[str, float] = {}
+    if (root / INDEX).exists():
+        conn = sqlite3.connect(f"file:{root / INDEX}?mode=ro", uri=True, timeout=30)
+        try:
+            known = dict(conn.execute("SELECT path, results_mtime FROM runs"))
+        finally:
+            conn.close()
+    present = {str(p.resolve()): p for p in run_folders(root)}
+    # read every changed run before writing anything: a bad run folder leaves the index as it was
+    changed = [_rows(root, p) for key, p in present.items() if known.get(key) != (p / "results.json").stat().st_mtime]
+    gone = [key for key in known if key not in present]
+    conn = _connect(root / INDEX)
+    try:
+        if changed or gone:
+            _write(conn, changed, gone)
+        return runs(conn)
+    finally:
+        conn.close()
+
+
+def runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    cursor = conn.execute("SELECT * FROM runs ORDER BY path")
+    names = [c[0] for c in cursor.description]
+    out = []
+    for values in cursor:
+        row = dict(zip(names, values))
+        for key in ("config", "varying", "results", "metrics"):
+            row[key] = json.loads(row[key])
+        out.append(row)
+    return out

@@ -120,7 +120,7 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
     summaries = agg.summaries([Path(p) for p in args.runs])
     if not summaries:
         raise TsrError(f"no runs under {', '.join(args.runs)}")
-    metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ())
+    metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
     cells, settings, methods = agg.aggregate(summaries, metrics)
     pending = agg.unfinished(summaries)
     if args.format == "md":
@@ -280,7 +280,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 
     paths = run_sweep(config, overrides, points, args.workers, progress, task_done, _executor(args))
     summaries = [agg.summarise(Path(p)) for p in paths]
-    metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ())
+    metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
     cells, settings, methods = agg.aggregate(summaries, metrics)
     console.print(agg.rich_table(cells, settings, methods, metrics))
     if args.md:
@@ -360,6 +360,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("text", "md", "csv", "latex"), default="text",
                    help="latex: the paper's Table-3 layout (booktabs)")
     p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
+    p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
+                   "of runs made with eval.predictions")
 
     p = add("index", "Rebuild the results store (index.sqlite) of a folder of runs from its run folders.", cmd_index)
     p.add_argument("folder", metavar="DIR")
@@ -393,6 +395,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
     p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel runs")
     p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
+    p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
+                   "of runs made with eval.predictions")
     p.add_argument("--md", help="also write the table as markdown to this file")
     _add_executor_flags(p)
 

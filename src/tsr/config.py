@@ -109,7 +109,8 @@ class TrainConfig:
 @dataclass
 class EvalConfig:
     """Evaluation after each task: which seen tasks are scored (``schedule``); ``all_tasks``
-    also scores unseen tasks and the zero-shot row."""
+    also scores unseen tasks and the zero-shot row; ``predictions`` also decodes every scored
+    test set greedily, saves the answers and scores generation tasks by their metric."""
 
     batch_size: int = 16
     """examples per evaluation forward pass"""
@@ -121,9 +122,18 @@ class EvalConfig:
     all_tasks: bool = False
     """evaluate every task after each task, and the zero-shot row before the first (implies full
     rows)"""
+    predictions: bool = False
+    """also decode each scored task's test set greedily after each task: the answers go to
+    `<run>/predictions/` (docs/rundir.md) and generation tasks are scored by their metric (ROUGE-L,
+    edit similarity or SARI: docs/metrics.md) besides answer loss; without it generation tasks
+    report answer loss only"""
+    extra_tokens: int = 16
+    """with `predictions`: a prediction stops at EOS or after the gold answer's tokens (with its
+    EOS) plus this many"""
 
     def check(self, path: str) -> None:
         require(self.batch_size >= 1, f"{path}.batch_size", "must be >= 1")
+        require(self.extra_tokens >= 0, f"{path}.extra_tokens", "must be >= 0")
         self.period(f"{path}.schedule")
 
     def period(self, path: str = "eval.schedule") -> int:
@@ -199,6 +209,9 @@ class RunConfig:
             data["model"].pop("adapter_dtype")  # likewise
         if data["eval"]["schedule"] == "full":
             data["eval"].pop("schedule")  # runs scored in full before the key existed keep their names
+        if not data["eval"]["predictions"]:  # likewise; with predictions on, results.json holds more
+            data["eval"].pop("predictions")
+            data["eval"].pop("extra_tokens")
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
 

@@ -10,7 +10,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .engine.loop import Plan
+from .data.example import GEN_METRICS
 from .engine.results import Results, fmt
+from .engine.text_metrics import NAMES
 
 
 def _pairs(mapping: dict[str, float], digits: int = 2) -> str:
@@ -88,6 +90,11 @@ def metrics_table(results: Results) -> Table:
     if not all(math.isnan(m.get(k, math.nan)) for k in ("overall_loss", "plas_loss")):
         table.add_row("loss (generation, lower is better)", fmt(m.get("overall_loss")),
                       fmt(m.get("plas_loss")), _signed(m.get("bwt_loss")))
+    for name in GEN_METRICS:  # with eval.predictions: each generation metric over the tasks it scores
+        if f"overall_{name}" in m:
+            tasks = ", ".join(t for t, g in zip(results.tasks, results.gen_metrics or []) if g == name)
+            table.add_row(f"{NAMES[name]} ({tasks})", fmt(m.get(f"overall_{name}")), fmt(m.get(f"plas_{name}")),
+                          _signed(m.get(f"bwt_{name}")))
     return table
 
 

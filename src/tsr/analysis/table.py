@@ -21,6 +21,7 @@ from pathlib import Path
 
 from rich.table import Table
 
+from ..data.example import GEN_METRICS
 from ..data.records import read_yaml
 from ..engine import store
 from ..engine.results import Results, load_results
@@ -34,6 +35,11 @@ METRICS = ("overall", "plas", "bwt")
 LOSS_METRICS = ("overall_loss", "plas_loss", "bwt_loss")
 
 
+def gen_metrics(summaries: list[RunSummary]) -> tuple[str, ...]:
+    """The generation-metric columns some run of ``summaries`` has (``eval.predictions``):
+    Overall, Plas and BWT of ROUGE-L, edit similarity and SARI, in that order."""
+    present = {k for s in summaries for k in s.metrics}
+    return tuple(f"{stat}_{m}" for m in GEN_METRICS for stat in ("overall", "plas", "bwt") if f"{stat}_{m}" in present)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,8 @@ class Example:
 
 
 class TaskKind(str, Enum):
-    """Classification tasks are scored by exact match; generation tasks by answer loss."""
+    """Classification tasks are scored by exact match; generation tasks by answer loss (and,
+    with ``eval.predictions``, by their generation metric: :data:`GEN_METRICS`)."""
 
     CLASSIFICATION = "classification"
     GENERATION = "generation"
@@ -52,6 +53,10 @@ class TaskKind(str, Enum):
             raise DataError(f"{where}: unknown task kind {value!r} (valid: {valid})") from None
 
 
+# The generation metrics a task may name (tsr.engine.text_metrics computes them; docs/metrics.md)
+GEN_METRICS = ("rouge_l", "edit_sim", "sari")
+
+
 @dataclass(frozen=True)
 class Task:
     """A task: its training pool, its test set, and whether answers are labels or text.
@@ -59,6 +64,8 @@ class Task:
     ``pool`` holds every training example the task offers; a run trains on a budget of N of
     them drawn by seed. ``labels`` optionally lists the valid answers of a classification
     task. ``meta`` records provenance (source files, benchmark, template) for run logs.
+    ``metric`` names the generation metric its predictions are scored by (one of
+    :data:`GEN_METRICS`; generation tasks only; None: answer loss only).
     """
 
     name: str
@@ -67,11 +74,19 @@ class Task:
     test: tuple[Example, ...]
     labels: tuple[str, ...] | None = None
     meta: Mapping[str, object] = field(default_factory=dict)
+    metric: str | None = None
 
     def __post_init__(self) -> None:
         if not self.name or not isinstance(self.name, str):
             raise DataError(f"task name must be a non-empty string, got {self.name!r}")
         where = self.meta.get("source", self.name) if self.meta else self.name
+        if self.metric is not None:
+            if self.metric not in GEN_METRICS:
+                raise DataError(f"{where}: task {self.name!r} has the unknown metric {self.metric!r} "
+                                f"(valid: {', '.join(GEN_METRICS)})")
+            if self.kind != TaskKind.GENERATION:
+                raise DataError(f"{where}: 'metric' is for generation tasks; task {self.name!r} is a "
+                                f"{TaskKind(self.kind).value} task (scored by exact match)")
         if unsafe_reason(self.name):
             raise DataError(f"{where}: task name {unsafe_reason(self.name)}")
         if not self.pool:

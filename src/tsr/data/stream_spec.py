@@ -14,18 +14,21 @@ Formats: ``jsonl`` (keys ``train``, ``test``: JSON Lines files, each of one reco
 :mod:`tsr.data.formats`), ``trace`` (key ``path``, a TRACE task folder) and ``hf`` (a Hugging
 Face dataset: ``path``, a folder written by ``save_to_disk``, or ``hub``, a hub id with an
 optional ``config``; splits ``train_split`` and ``test_split``, default ``train`` and ``test``).
-Every task may list its ``labels`` (classification only). docs/streams.md is the user's page.
+Every task may list its ``labels`` (classification only) and a generation task its ``metric``
+(``rouge_l``, ``edit_sim`` or ``sari``: what its predictions are scored by with
+``eval.predictions``; docs/metrics.md). docs/streams.md is the user's page.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import DataError
 from .names import unsafe_reason
 from .benchmarks.trace import load_trace_task
-from .example import Stream, Task, TaskKind, labelled
+from .example import GEN_METRICS, Stream, Task, TaskKind, labelled
 from .hf import load_hf_task
 from .jsonl import load_jsonl_task
 from .records import read_yaml
@@ -34,7 +37,7 @@ from .records import read_yaml
 FORMAT_KEYS = {"jsonl": (("train", "test"), ()), "trace": (("path",), ()),
                "hf": ((), ("path", "hub", "config", "train_split", "test_split"))}
 COMMON_KEYS = ("name", "kind", "format")
-OPTIONAL_KEYS = ("labels",)
+OPTIONAL_KEYS = ("labels", "metric")
 
 
 def _task_from_entry(entry: Any, index: int, base: Path, where: str) -> Task:
@@ -71,6 +74,8 @@ def _task_from_entry(entry: Any, index: int, base: Path, where: str) -> Task:
         task = load_trace_task(name, kind, rel("path"))
     else:
         task = _hf_task(entry, at, name, kind, rel)
+    if "metric" in entry:
+        task = _with_metric(task, entry["metric"], f"{at} ({name})")
     if "labels" not in entry:
         return task
     labels = entry["labels"]
@@ -78,6 +83,14 @@ def _task_from_entry(entry: Any, index: int, base: Path, where: str) -> Task:
         raise DataError(f"{at} ({name}): 'labels' holds a boolean: YAML reads yes/no/on/off/true/false "
                         "unquoted as booleans; quote them ('yes')")
     return labelled(task, labels, f"{at} ({name})")
+
+
+def _with_metric(task: Task, metric: Any, where: str) -> Task:
+    if metric not in GEN_METRICS:
+        raise DataError(f"{where}: unknown metric {metric!r} (valid: {', '.join(GEN_METRICS)})")
+    if task.is_classification:
+        raise DataError(f"{where}: 'metric' is for generation tasks; classification tasks are scored by exact match")
+    return replace(task, metric=metric)
 
 
 def _hf_task(entry: dict[str, Any], at: str, name: str, kind: TaskKind, rel: Callable[[str], Path]) -> Task:

@@ -24,9 +24,11 @@ class Score:
     acc: float
     loss: float
     n: int
+    gen: float | None = None  # the task's generation metric, with predictions (tsr.engine.predict)
 
     def to_dict(self) -> dict[str, float]:
-        return {"acc": self.acc, "loss": self.loss, "n": self.n}
+        out = {"acc": self.acc, "loss": self.loss, "n": self.n}
+        return out if self.gen is None else {**out, "gen": self.gen}
 
 
 def _length_sorted(encoded: Sequence[Encoded]) -> list[int]:

@@ -29,6 +29,7 @@ from ..methods.context import TaskContext
 from ..model.learner import Learner
 from ..rng import derive_seed
 from .evaluation import Score, evaluate, scored_tasks
+from .predict import predict_tasks, round_folder
 from .results import Results
 from .rundir import RunDir
 from .store import record_run
@@ -72,8 +73,14 @@ class Silent:
         pass
 
 
-def evaluate_tasks(plan: Plan, indices: Sequence[int]) -> dict[int, Score]:
-    return {i: evaluate(plan.learner, plan.tests[i], plan.cfg.eval.batch_size) for i in indices}
+def evaluate_tasks(plan: Plan, indices: Sequence[int], predictions: Path | None = None) -> dict[int, Score]:
+    """Scores of the test sets of ``indices``; with ``eval.predictions`` and a ``predictions``
+    folder, also the greedy answers, written there (:mod:`tsr.engine.predict`)."""
+    ev = plan.cfg.eval
+    if ev.predictions and predictions is not None:
+        return predict_tasks(plan.learner, plan.stream, plan.tests, indices, predictions, ev.batch_size,
+                             ev.extra_tokens)
+    return {i: evaluate(plan.learner, plan.tests[i], ev.batch_size) for i in indices}
 
 
 def make_optimiser(params: list[torch.nn.Parameter], train: TrainConfig, device: torch.device) -> torch.optim.AdamW:
@@ -201,7 +208,7 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
              if cfg.log.tensorboard else None)
     k = len(stream)
     if results.completed == 0 and cfg.eval.all_tasks and results.zero_shot is None:
-        results.set_zero_shot(evaluate_tasks(plan, range(k)))
+        results.set_zero_shot(evaluate_tasks(plan, range(k), round_folder(run.predictions_root, None)))
         run.log("zero_shot", **results.zero_shot)
     for t in range(results.completed, k):
         started = time.time()
@@ -223,7 +230,8 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
         memory.add(record)
         save_record(run.memory_root, record)
         clock.lap("record")
-        scores = evaluate_tasks(plan, scored_tasks(t, k, cfg.eval.period(), cfg.eval.all_tasks))
+        scores = evaluate_tasks(plan, scored_tasks(t, k, cfg.eval.period(), cfg.eval.all_tasks),
+                                round_folder(run.predictions_root, t, task.name))
         results.add_row(scores, info)
         clock.lap("eval")
         run.save_checkpoint(t + 1, learner.adapter.state(), method.state_dict(), results)

@@ -2,13 +2,16 @@
 
 Overall, Plasticity and BWT follow the reference paper's Eqs. 2-4, restricted to the tasks
 given (classification tasks for accuracy; generation tasks for loss, where lower is
-better, so a positive loss-BWT means forgetting).
+better, so a positive loss-BWT means forgetting), and of each generation metric over the tasks it
+scores (:func:`generation_metrics`; higher is better, as for accuracy).
 """
 
 from __future__ import annotations
 
 import math
 from typing import Sequence
+
+from ..data.example import GEN_METRICS
 
 Matrix = Sequence[Sequence[float | None]]
 
@@ -43,3 +46,16 @@ def stream_metrics(acc: Matrix, loss: Matrix, kinds: Sequence[str]) -> dict[str,
         "overall_loss": overall(loss, gen), "plas_loss": plasticity(loss, gen),
         "bwt_loss": bwt(loss, gen),
     }
+
+
+def generation_metrics(gen: Matrix, task_metrics: Sequence[str | None]) -> dict[str, float]:
+    """Overall/Plas/BWT of each generation metric (``rouge_l``, ``edit_sim``, ``sari``) over the
+    tasks it scores, as ``overall_<metric>``, ``plas_<metric>``, ``bwt_<metric>``, from the matrix
+    ``gen[after][on]`` of each task's own metric; only the metrics some task uses."""
+    out: dict[str, float] = {}
+    for name in GEN_METRICS:
+        tasks = [i for i, m in enumerate(task_metrics) if m == name]
+        if tasks:
+            out |= {f"overall_{name}": overall(gen, tasks), f"plas_{name}": plasticity(gen, tasks),
+                    f"bwt_{name}": bwt(gen, tasks)}
+    return out

@@ -1,5 +1,8 @@
 """The results of a run: matrices ``A[after][on]`` of accuracy and loss, plus what routed where.
 
+With ``eval.predictions``, also ``gen[after][on]``: each task's score by its own generation
+metric (``gen_metrics[on]``: ``rouge_l``, ``edit_sim``, ``sari``, or None for a task without one).
+
 ``results.json`` is the complete record; every metric is recomputed from it by
 :func:`tsr.engine.metrics.stream_metrics`, never stored separately from the matrices it comes from.
 """
@@ -13,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import RunError, reason
-from .metrics import stream_metrics
+from ..data.example import GEN_METRICS
+from .metrics import generation_metrics, stream_metrics
 
 Row = list[float | None]
 
@@ -28,6 +32,8 @@ class Results:
     loss: list[Row] = field(default_factory=list)
     zero_shot: dict[str, Row] | None = None
     task_info: list[dict[str, Any]] = field(default_factory=list)
+    gen_metrics: list[str | None] | None = None  # per task, with eval.predictions; None: not scored
+    gen: list[Row] = field(default_factory=list)
 
     @property
     def completed(self) -> int:
@@ -42,22 +48,35 @@ class Results:
         k = len(self.tasks)
         self.acc.append([scores[i].acc if i in scores else None for i in range(k)])
         self.loss.append([scores[i].loss if i in scores else None for i in range(k)])
+        if self.gen_metrics is not None:
+            self.gen.append(self._gen_row(scores))
         self.task_info.append(info)
+
+    def _gen_row(self, scores: dict[int, Any]) -> Row:
+        return [getattr(scores.get(i), "gen", None) for i in range(len(self.tasks))]
 
     def set_zero_shot(self, scores: dict[int, Any]) -> None:
         k = len(self.tasks)
         self.zero_shot = {"acc": [scores[i].acc if i in scores else None for i in range(k)],
                           "loss": [scores[i].loss if i in scores else None for i in range(k)]}
+        if self.gen_metrics is not None:
+            self.zero_shot["gen"] = self._gen_row(scores)
 
     def metrics(self) -> dict[str, float]:
         if not self.finished:
             return {}
-        return stream_metrics(self.acc, self.loss, self.kinds)
+        out = stream_metrics(self.acc, self.loss, self.kinds)
+        if self.gen_metrics is not None:
+            out |= generation_metrics(self.gen, self.gen_metrics)
+        return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tasks": self.tasks, "kinds": self.kinds, "method": self.method, "seed": self.seed,
+        data = {"tasks": self.tasks, "kinds": self.kinds, "method": self.method, "seed": self.seed,
                 "acc": self.acc, "loss": self.loss, "zero_shot": self.zero_shot,
                 "task_info": self.task_info, "metrics": self.metrics()}
+        if self.gen_metrics is not None:  # with eval.predictions only: other runs' files stay as they were
+            data["gen_metrics"], data["gen"] = self.gen_metrics, self.gen
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Results":
@@ -77,9 +96,19 @@ class Results:
         if zero_shot is not None:
             if not isinstance(zero_shot, dict):
                 raise ValueError("'zero_shot' must be an object with acc and loss rows")
-            zero_shot = {key: _matrix([zero_shot[key]], f"zero_shot.{key}", len(tasks))[0] for key in ("acc", "loss")}
+            keys = ("acc", "loss", "gen") if "gen" in zero_shot else ("acc", "loss")
+            zero_shot = {key: _matrix([zero_shot[key]], f"zero_shot.{key}", len(tasks))[0] for key in keys}
+        gen_metrics, gen = data.get("gen_metrics"), []
+        if gen_metrics is not None:
+            if not (isinstance(gen_metrics, list) and len(gen_metrics) == len(tasks)
+                    and all(m is None or m in GEN_METRICS for m in gen_metrics)):
+                raise ValueError(f"'gen_metrics' must list {', '.join(GEN_METRICS)} or null for each of the "
+                                 f"{len(tasks)} tasks")
+            gen = _matrix(data.get("gen", []), "gen", len(tasks))
+            if len(gen) != len(acc):
+                raise ValueError("'gen' must have as many rows as 'acc'")
         return cls(list(tasks), list(kinds), str(data["method"]), int(data["seed"]), acc, loss,
-                   zero_shot, list(data.get("task_info", [])))
+                   zero_shot, list(data.get("task_info", [])), gen_metrics, gen)
 
 
 def _matrix(rows: Any, key: str, k: int) -> list[Row]:

@@ -105,7 +105,8 @@ def execute(cfg: RunConfig, report: Reporter | None = None) -> Outcome:
         checkpoint = None
     if checkpoint is None:
         memory = TaskMemory()
-        results = Results(stream.names, [t.kind.value for t in stream], spec.name, cfg.seed)
+        results = Results(stream.names, [t.kind.value for t in stream], spec.name, cfg.seed,
+                          gen_metrics=[t.metric for t in stream] if cfg.eval.predictions else None)
         run.log("run_start", tasks=stream.names, method=spec.name, seed=cfg.seed)
     else:
         for part, restore in (("method", lambda: method.load_state_dict(learner, checkpoint.method)),

@@ -6,6 +6,7 @@ Layout::
     <run>/run.json             fingerprint, stream tasks, method, seed, tsr version
     <run>/progress.jsonl       one JSON event per line (task starts, step losses, scores)
     <run>/memory/NN-<task>/    the task memory records
+    <run>/predictions/         with eval.predictions: the greedy answers of each scoring round
     <run>/checkpoint/          adapter, method state and RNG state after the last finished task
     <run>/results.json         the results matrices, written after every task
 
@@ -51,6 +52,10 @@ class RunDir:
     @property
     def memory_root(self) -> Path:
         return self.path / "memory"
+
+    @property
+    def predictions_root(self) -> Path:
+        return self.path / "predictions"
 
     @property
     def results_path(self) -> Path:
@@ -104,7 +109,7 @@ class RunDir:
     def remove_leftovers(self) -> None:
         """Remove what a killed write left in the run directory (temporary files and folders,
         a replaced checkpoint's previous version): called when a resume takes the run over."""
-        for folder in (self.path, self.path / "memory"):
+        for folder in (self.path, self.path / "memory", self.predictions_root):
             remove_leftovers(folder)
         for legacy in self.path.glob(".checkpoint.????????"):  # temp folders of earlier versions
             if legacy.is_dir():

@@ -25,7 +25,9 @@ generation tasks here, scored by answer loss.
 Kinds: classification where every output is a label from a small fixed set -- task363
 (POS/NEG), task1687 (positive/negative), task875 (six emotions) and task073 (a choice letter
 A-E); generation for the other eleven (extraction, QA with free answers, summarisation,
-dialogue and relation generation: their outputs are open text).
+dialogue and relation generation: their outputs are open text). With ``eval.predictions`` the
+generation tasks are also scored by ROUGE-L, Super-NaturalInstructions' own metric (Wang et al.
+2022).
 
 Orders (``sequence``): SAPT's ``order1`` (default) and ``order2``, from its
 ``gen_script_superni_*.py``. ``tasks`` loads a subset; ``pair: [source, target]`` builds the
@@ -139,7 +141,8 @@ def load_superni_task(root: Path, name: str) -> Task:
     kind = kind_of(name)
     labels = tuple(sorted({ex.answer for ex in splits["train"]})) if kind is TaskKind.CLASSIFICATION else None
     meta = {"format": "superni", "benchmark": BENCHMARK, "source": str(folder), "dropped_empty_output": dropped}
-    return Task(name, kind, tuple(splits["train"]), tuple(splits["test"]), labels, meta)
+    metric = "rouge_l" if kind is TaskKind.GENERATION else None
+    return Task(name, kind, tuple(splits["train"]), tuple(splits["test"]), labels, meta, metric)
 
 
 def pair_stream(root: Path, source: str, target: str) -> Stream:

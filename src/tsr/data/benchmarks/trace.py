@@ -14,6 +14,10 @@ answer loss):
     C-STANCE (cls), FOMC (cls), MeetingBank (gen), Py150 (gen), ScienceQA (cls),
     NumGLUE-cm (cls), NumGLUE-ds (cls), 20Minuten (gen)
 
+With ``eval.predictions``, the generation tasks are also scored by TRACE's metrics
+(``TRACE8_METRICS``, as TRACE's evaluation scripts compute them): ROUGE-L for MeetingBank
+(summaries), edit similarity for Py150 (code) and SARI for 20Minuten (German simplification).
+
 Prompts and answers are used as the files give them, with one exception: ScienceQA's answer
 is a choice letter, a newline and a rationale, and TRACE scores only the leading letter. The
 test answer is therefore the letter alone, so that exact match scores the letter. Training
@@ -51,6 +55,9 @@ TRACE8: Mapping[str, TaskKind] = MappingProxyType({
     "C-STANCE": CLS, "FOMC": CLS, "MeetingBank": GEN, "Py150": GEN,
     "ScienceQA": CLS, "NumGLUE-cm": CLS, "NumGLUE-ds": CLS, "20Minuten": GEN,
 })
+# TRACE's metric of each generation task (docs/metrics.md)
+TRACE8_METRICS: Mapping[str, str] = MappingProxyType({"MeetingBank": "rouge_l", "Py150": "edit_sim",
+                                                      "20Minuten": "sari"})
 # Tasks whose answers are a choice letter; their labels are the letters the files use.
 LETTER_TASKS = ("C-STANCE", "FOMC", "ScienceQA")
 _LETTER = re.compile(r"[A-Z]")
@@ -141,7 +148,7 @@ def load_trace8_task(root: Path, name: str, opts: Trace8Options) -> Task:
                             "pool_split": pool_split}
     if name == "ScienceQA":
         meta["targets"] = "letter+rationale" if opts.scienceqa_rationale else "letter"
-    return Task(name, TRACE8[name], tuple(pool), tuple(tests), labels, meta)
+    return Task(name, TRACE8[name], tuple(pool), tuple(tests), labels, meta, TRACE8_METRICS.get(name))
 
 
 def build_trace8(root: Path | None, options: dict[str, Any]) -> Stream:

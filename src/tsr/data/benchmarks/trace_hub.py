@@ -42,7 +42,7 @@ from ...errors import DataError
 from ...schema import require
 from ..example import Example, Stream, Task
 from .options import parse_options, select_tasks
-from .trace import TRACE8
+from .trace import TRACE8, TRACE8_METRICS
 
 BENCHMARK = "trace8_hub"
 CSTANCE: Mapping[str, str] = MappingProxyType({"支持": "favor", "反对": "against", "中立": "neutral"})
@@ -197,7 +197,7 @@ def load_hub_task(name: str, index: int, opts: HubOptions) -> Task:
     test = [source.make(table[i]) for i in range(n_test)]
     pool = [source.make(table[i]) for i in range(n_test, n_test + n_pool)]
     meta = {"format": "hub", "benchmark": BENCHMARK, "source": source.repo, "split_seed": opts.split_seed + index}
-    return Task(name, TRACE8[name], tuple(pool), tuple(test), None, meta)
+    return Task(name, TRACE8[name], tuple(pool), tuple(test), None, meta, TRACE8_METRICS.get(name))
 
 
 def build_trace8_hub(root: Path | None, options: dict[str, Any]) -> Stream:

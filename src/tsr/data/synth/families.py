@@ -22,11 +22,11 @@ Families (``FAMILIES``):
 ``addition`` (classification)
     Two operands in [0, ``max_operand``]; the answer depends on their sum (the arithmetic
     core), in one of eight NumGLUE-like formats.
-``extraction`` (generation)
+``extraction`` (generation, scored by ROUGE-L with ``eval.predictions``)
     A three-sentence report; the answer is a one-sentence summary of its last event.
-``code`` (generation)
+``code`` (generation, edit similarity)
     A few lines of Python-like code; the answer is the next line.
-``synonyms`` (generation)
+``synonyms`` (generation, SARI)
     A sentence with a rare verb; the answer is the sentence with the verb's hidden plain
     synonym.
 """
@@ -218,6 +218,7 @@ class Family:
     needs_attribute: bool
     needs_labels: bool
     make: Callable
+    metric: str | None = None      # the generation metric of its tasks (docs/metrics.md)
 
 
 FAMILIES: Mapping[str, Family] = MappingProxyType({
@@ -230,8 +231,9 @@ FAMILIES: Mapping[str, Family] = MappingProxyType({
     "addition": Family("classification", ADDITION_TEMPLATES, False, False,
                        lambda rng, lex, spec: make_addition(rng, spec.template, spec.max_operand)),
     "extraction": Family("generation", ("report",), False, False,
-                         lambda rng, lex, spec: make_extraction(rng, spec.template)),
-    "code": Family("generation", ("loops",), False, False, lambda rng, lex, spec: make_code(rng, spec.template)),
+                         lambda rng, lex, spec: make_extraction(rng, spec.template), "rouge_l"),
+    "code": Family("generation", ("loops",), False, False, lambda rng, lex, spec: make_code(rng, spec.template),
+                   "edit_sim"),
     "synonyms": Family("generation", ("plain",), False, False,
-                       lambda rng, lex, spec: make_synonyms(rng, lex, spec.template)),
+                       lambda rng, lex, spec: make_synonyms(rng, lex, spec.template), "sari"),
 })

@@ -77,7 +77,8 @@ def build_task(task: SynthTask, lex: Lexicon, data_seed: int, pool: int, test: i
     labels = tuple(" " + w for w in task.labels.values()) if task.labels else None
     meta = {"format": "synthetic", "source": f"synthetic task {task.name}", "family": task.family,
             "template": task.template, "attribute": task.attribute}
-    return Task(task.name, TaskKind(task.kind), draw("pool", pool), draw("test", test), labels, meta)
+    return Task(task.name, TaskKind(task.kind), draw("pool", pool), draw("test", test), labels, meta,
+                FAMILIES[task.family].metric)
 
 
 def build_stream(spec: SynthSpec) -> Stream:

@@ -1,0 +1,94 @@
+"""Predictions (``eval.predictions``): each scored task's greedy answers to its test set, scored.
+
+With predictions on, scoring a task after a task also decodes every test prompt greedily
+(:func:`tsr.model.generate.greedy_batch`: batched, KV cache, stop at EOS) and scores each
+answer by the task's generation metric (:mod:`tsr.engine.text_metrics`; the task's
+``metric``), whose mean joins the results as the task's ``gen`` score. Exact match and answer
+loss stay the teacher-forced ones of :mod:`tsr.engine.evaluation`: one forward pass scores both,
+and the predictions only add. A prompt is the one the teacher-forced pass reads (cut from the
+left to leave room for the answer), and a prediction may run to the gold answer's length (with
+its EOS) plus ``eval.extra_tokens``.
+
+The answers of one scoring round go to one folder, ``predictions/after-NN-<task>/`` (or
+``predictions/zero-shot/``), one JSON Lines file per scored task, ``NN-<task>.jsonl``; the
+folder is built under a temporary name and renamed into place, so a kill leaves it whole or
+absent, and a resumed run that redoes the round replaces it.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..atomic import replace_dir, temp_dir, write_jsonl
+from ..cl.memory import record_dir
+from ..data.collate import Encoded, fit
+from ..data.example import Example, Stream
+from ..model.generate import greedy_batch
+from ..model.learner import Learner
+from .evaluation import Score, example_correct
+from .text_metrics import score
+
+
+def prompt_ids(enc: Encoded, max_length: int) -> list[int]:
+    """The prompt a prediction continues: the teacher-forced pass's (cut from the left)."""
+    ids, _ = fit(enc, max_length)
+    return ids[: len(ids) - len(enc.answer_ids)]
+
+
+def predict(learner: Learner, examples: Sequence[Example], encoded: Sequence[Encoded], metric: str | None,
+            batch_size: int = 16, extra_tokens: int = 16) -> tuple[Score, list[dict[str, Any]]]:
+    """The score of a test set (exact match, answer loss and, with ``metric``, that metric's
+    mean) and one record per example: ``index``, ``prompt``, ``answer``, ``prediction`` (the
+    greedy answer as text, without EOS), ``stop`` (``eos`` or ``length``), ``correct``
+    (teacher-forced exact match), ``loss`` (mean answer-token NLL) and the metric's value."""
+    correct, nll_sum, count = example_correct(learner, encoded, batch_size)
+    eos = learner.encoder.eos_id
+    tokens = greedy_batch(learner, [prompt_ids(e, learner.encoder.max_length) for e in encoded],
+                          [len(e.answer_ids) + extra_tokens for e in encoded], batch_size)
+    rows, values = [], []
+    for i, (example, ids) in enumerate(zip(examples, tokens)):
+        stopped = bool(ids) and ids[-1] == eos
+        text = learner.tokenizer.decode(ids[:-1] if stopped else ids, skip_special_tokens=True)
+        row: dict[str, Any] = {"index": i, "prompt": example.prompt, "answer": example.answer, "prediction": text,
+                               "stop": "eos" if stopped else "length", "correct": correct[i],
+                               "loss": nll_sum[i] / max(count[i], 1)}
+        if metric is not None:
+            row[metric] = score(metric, example.prompt, example.answer, text)
+            values.append(row[metric])
+        rows.append(row)
+    n = max(len(encoded), 1)
+    gen = sum(values) / len(values) if metric is not None and values else None
+    return Score(sum(correct) / n, sum(nll_sum) / max(sum(count), 1), len(encoded), gen), rows
+
+
+def predict_tasks(learner: Learner, stream: Stream, tests: Sequence[Sequence[Encoded]], indices: Sequence[int],
+                  folder: Path, batch_size: int = 16, extra_tokens: int = 16) -> dict[int, Score]:
+    """Score and predict the test sets of ``indices`` (``tests[i]`` encodes the first examples of
+    task i's test set) and write the predictions into ``folder`` as a whole."""
+    scores, files = {}, {}
+    for i in indices:
+        task = stream[i]
+        scores[i], rows = predict(learner, task.test[: len(tests[i])], tests[i], task.metric, batch_size, extra_tokens)
+        files[f"{record_dir(folder, i, task.name).name}.jsonl"] = rows
+    write_folder(folder, files)
+    return scores
+
+
+def write_folder(folder: Path, files: dict[str, list[dict[str, Any]]]) -> None:
+    """Write ``{file name: rows}`` as JSON Lines files of a new ``folder``, replacing any
+    earlier one as a whole."""
+    tmp = temp_dir(folder)
+    try:
+        for name, rows in files.items():
+            write_jsonl(tmp / name, rows)
+        replace_dir(tmp, folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+
+
+def round_folder(root: Path, after: int | None, name: str = "") -> Path:
+    """``root/after-NN-<task>`` for the scoring after task ``after``; ``root/zero-shot`` for None."""
+    return Path(root) / ("zero-shot" if after is None else f"after-{record_dir(root, after, name).name}")

@@ -13,15 +13,16 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "tsr"
 # bottom to top; a module may import its own layer and the layers before it
 LAYERS = ["foundation", "data", "model", "cl", "methods", "config", "engine", "analysis", "interface"]
 ROOT_MODULES = {"errors": "foundation", "rng": "foundation", "atomic": "foundation", "schema": "foundation",
+                "extensions": "foundation", "version": "foundation",
                 "config": "config", "cli": "interface", "display": "interface", "__main__": "interface",
-                "__init__": "foundation"}
+                "api": "interface", "__init__": "interface"}
 
 
 def layer_of(module: str) -> str:
     parts = module.split(".")
     assert parts[0] == "tsr", module
     if len(parts) == 1:
-        return "foundation"  # the package itself: its version
+        return "interface"  # the package itself: the public API (its version is tsr.version)
     if parts[1] in ROOT_MODULES:
         return ROOT_MODULES[parts[1]]
     assert parts[1] in LAYERS, f"tsr.{parts[1]} is in no layer"
@@ -92,3 +93,15 @@ def test_the_walker_sees_an_upward_import():
     found = imports_in("def f():\n    from ..engine.loop import train_on\n", "tsr.model")
     assert found == [(2, "tsr.engine.loop")]
     assert LAYERS.index(layer_of(found[0][1])) > LAYERS.index("model")
+
+
+def test_the_public_api_names_only_modules_of_the_package():
+    """``tsr/__init__.py`` imports its names lazily, by module name: each must be a module of
+    the package that defines the name (the walker above cannot see these imports)."""
+    import importlib
+
+    import tsr
+
+    for name, module in tsr._EXPORTS.items():
+        assert _is_module(module), module
+        assert hasattr(importlib.import_module(module), name), f"{module} defines no {name}"

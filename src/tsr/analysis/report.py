@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from .. import __version__
+from ..version import __version__
 from ..atomic import write_text
 from ..engine.results import Results, load_results
 from ..errors import RunError, reason

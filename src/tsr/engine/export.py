@@ -123,7 +123,7 @@ def export_run(run_dir: Path, out: Path, task: str | None = None, merge: bool = 
     else:
         model = peft_export.meta_model(base, local, model_cfg.trust_remote_code)
     targets = peft_export.target_modules(lora, model, label)
-    config = peft_export.peft_config(lora, targets, base, lora_cfg.dropout)
+    config = peft_export.peft_config(lora, targets, base, lora_cfg.dropout, peft_export.transposed(lora, model))
     if merge:
         model = peft_export.merge(model, lora, config, label)
 

@@ -28,7 +28,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file
 
-from .. import __version__
+from ..version import __version__
 from ..atomic import append_jsonl, remove_leftovers, replace_dir, temp_dir, write_json, write_tensors, write_text
 from ..data.records import parse_jsonl_lines, read_jsonl
 from ..errors import RunError, TsrError, reason

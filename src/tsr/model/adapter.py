@@ -5,6 +5,12 @@ parameters (and any parameters a method adds later) form the *adapter state*: a 
 parameter name to tensor. :class:`Adapter` snapshots, restores and temporarily swaps that
 state; a swap restores the values in place, so parameter objects, their gradients and the
 optimiser's moments are never touched. Base weights are frozen and never written.
+
+The adapted layers are linear maps: torch's ``Linear`` and transformers' ``Conv1D`` (GPT-2's
+fused projections, a linear map whose weight is stored transposed). PEFT wraps both in the same
+LoRA layer, with ``lora_A`` (r x in) and ``lora_B`` (out x r) acting on the layer's input, so
+everything built on the adapter state (snapshots, branches, gates, filters, GPM, export) holds
+for both. PEFT's other layer types (embeddings, convolutions, attention modules) are refused.
 """
 
 from __future__ import annotations
@@ -22,16 +28,19 @@ from ..errors import ModelError
 from ..rng import torch_rng
 from .settings import LoraConfig
 
-# Attention projections per architecture (config.model_type).
+QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
+# Attention projections per architecture (config.model_type): tsr's own table, consulted before
+# PEFT's default targets, because the reference paper adapts q, k, v and o where PEFT's mapping
+# names only q and v (llama, qwen2, gemma, mistral).
 ATTENTION_TARGETS: dict[str, tuple[str, ...]] = {
-    "qwen2": ("q_proj", "k_proj", "v_proj", "o_proj"),
-    "qwen3": ("q_proj", "k_proj", "v_proj", "o_proj"),
-    "llama": ("q_proj", "k_proj", "v_proj", "o_proj"),
-    "mistral": ("q_proj", "k_proj", "v_proj", "o_proj"),
-    "gemma": ("q_proj", "k_proj", "v_proj", "o_proj"),
-    "gemma2": ("q_proj", "k_proj", "v_proj", "o_proj"),
-    "gemma3": ("q_proj", "k_proj", "v_proj", "o_proj"),
-    "gemma3_text": ("q_proj", "k_proj", "v_proj", "o_proj"),
+    "qwen2": QKVO,
+    "qwen3": QKVO,
+    "llama": QKVO,
+    "mistral": QKVO,
+    "gemma": QKVO,
+    "gemma2": QKVO,
+    "gemma3": QKVO,
+    "gemma3_text": QKVO,
     "phi3": ("qkv_proj", "o_proj"),
     "gpt_neox": ("query_key_value", "dense"),
 }
@@ -48,24 +57,60 @@ def layer_index(name: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def linear_leaves(model: nn.Module) -> dict[str, nn.Linear]:
-    return {n: m for n, m in model.named_modules() if isinstance(m, nn.Linear) and not SKIP_MODULES.search(n)}
+def is_conv1d(module: nn.Module) -> bool:
+    """Whether ``module`` is transformers' ``Conv1D`` (a linear map with its weight as in x out)."""
+    from transformers.pytorch_utils import Conv1D
+
+    return isinstance(module, Conv1D)
+
+
+def linear_features(module: nn.Module) -> tuple[int, int] | None:
+    """(in, out) features of a layer LoRA can adapt here (``Linear``, ``Conv1D``); else None."""
+    if isinstance(module, nn.Linear):
+        return module.in_features, module.out_features
+    if is_conv1d(module):
+        return tuple(module.weight.shape)  # stored as (in, out)
+    return None
+
+
+def linear_leaves(model: nn.Module) -> dict[str, nn.Module]:
+    """The layers LoRA can adapt, by module name (``Linear`` and ``Conv1D``; no vision tower's)."""
+    return {n: m for n, m in model.named_modules()
+            if linear_features(m) is not None and not SKIP_MODULES.search(n)}
+
+
+def peft_default_targets() -> dict[str, list[str]]:
+    """PEFT's default LoRA target modules per model type (what PEFT adapts without
+    ``target_modules``)."""
+    from peft import utils
+
+    return dict(getattr(utils, "TRANSFORMERS_MODELS_TO_LORA_TARGET_MODULES_MAPPING", {}) or {})
+
+
+def auto_targets(model: nn.Module, leaves: dict[str, nn.Module]) -> tuple[tuple[str, ...], str]:
+    """The targets ``lora.targets: auto`` means for ``model``, and where they come from: tsr's
+    table (q, k, v, o where the paper adapts them), else PEFT's default mapping, else q, k, v, o
+    where the model has them."""
+    model_type = getattr(model.config, "model_type", "")
+    if model_type in ATTENTION_TARGETS:
+        return ATTENTION_TARGETS[model_type], f"tsr's targets for {model_type!r}"
+    peft_map = peft_default_targets()
+    if peft_map.get(model_type):
+        return tuple(peft_map[model_type]), f"PEFT's default targets for {model_type!r}"
+    if all(any(n.endswith("." + w) for n in leaves) for w in QKVO):
+        return QKVO, "the attention projections q, k, v, o"
+    names = ", ".join(sorted({n.rsplit(".", 1)[-1] for n in leaves}))
+    raise ModelError(f"config key 'lora.targets': no default targets for architecture {model_type!r} (neither "
+                     f"tsr's table nor PEFT's mapping has it); name them (linear modules: {names})")
 
 
 def resolve_targets(model: nn.Module, cfg: LoraConfig) -> list[str]:
-    """Full module names that get LoRA, checked against the model (names and rank)."""
+    """Full module names that get LoRA, checked against the model (names, layer types, rank)."""
     leaves = linear_leaves(model)
     leaf_names = sorted({n.rsplit(".", 1)[-1] for n in leaves})
+    origin = "lora.targets"
     if cfg.targets == "auto":
-        model_type = getattr(model.config, "model_type", "")
-        wanted = ATTENTION_TARGETS.get(model_type)
-        if wanted is None:
-            default = ("q_proj", "k_proj", "v_proj", "o_proj")
-            if all(any(n.endswith("." + w) for n in leaves) for w in default):
-                wanted = default
-            else:
-                raise ModelError(f"config key 'lora.targets': no default targets for architecture "
-                                 f"{model_type!r}; name them (linear modules: {', '.join(leaf_names)})")
+        wanted, origin = auto_targets(model, leaves)
     elif isinstance(cfg.targets, str):
         wanted = tuple(t.strip() for t in cfg.targets.split(",") if t.strip())
     else:
@@ -74,15 +119,22 @@ def resolve_targets(model: nn.Module, cfg: LoraConfig) -> list[str]:
     for target in wanted:
         hits = [n for n in leaves if n == target or n.endswith("." + target)]
         if not hits:
-            raise ModelError(f"config key 'lora.targets': no linear module named {target!r} "
+            other = next((m for n, m in model.named_modules()
+                          if (n == target or n.endswith("." + target)) and not SKIP_MODULES.search(n)), None)
+            if other is not None:
+                raise ModelError(f"config key 'lora.targets': {target!r} ({origin}) is {type(other).__name__}, not a "
+                                 f"linear layer; tsr adapts Linear and Conv1D layers (linear modules: "
+                                 f"{', '.join(leaf_names)})")
+            where = "" if origin == "lora.targets" else f" ({origin})"
+            raise ModelError(f"config key 'lora.targets': no linear module named {target!r}{where} "
                              f"(linear modules: {', '.join(leaf_names)})")
         chosen.extend(hits)
     for name in chosen:
-        layer = leaves[name]
-        limit = min(layer.in_features, layer.out_features)
+        fan_in, fan_out = linear_features(leaves[name])
+        limit = min(fan_in, fan_out)
         if cfg.r > limit:
             raise ModelError(f"config key 'lora.r': rank {cfg.r} exceeds {name} "
-                             f"({layer.in_features}->{layer.out_features}, at most {limit})")
+                             f"({fan_in}->{fan_out}, at most {limit})")
     return sorted(set(chosen), key=list(leaves).index)
 
 
@@ -99,11 +151,16 @@ def attach_lora(model: nn.Module, cfg: LoraConfig, seed: int, dtype: torch.dtype
     from peft import LoraConfig as PeftLoraConfig, get_peft_model
 
     targets = resolve_targets(model, cfg)
-    peft_cfg = PeftLoraConfig(r=cfg.r, lora_alpha=cfg.alpha, lora_dropout=cfg.dropout,
+    modules = dict(model.named_modules())
+    # Conv1D stores its weight transposed; PEFT reads that from fan_in_fan_out (and sets it per
+    # layer, with a warning, where a model mixes Linear and Conv1D targets)
+    conv = all(is_conv1d(modules[n]) for n in targets)
+    peft_cfg = PeftLoraConfig(r=cfg.r, lora_alpha=cfg.alpha, lora_dropout=cfg.dropout, fan_in_fan_out=conv,
                               target_modules=targets, bias="none", init_lora_weights=True)
     with warnings.catch_warnings():
         # peft probes transformers' deprecated ``is_gradient_checkpointing``; nothing to act on
         warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*", category=FutureWarning)
+        warnings.filterwarnings("ignore", message="fan_in_fan_out is set to")
         peft_model = get_peft_model(model, peft_cfg, autocast_adapter_dtype=dtype == torch.float32)
     with torch.no_grad():
         for name, param in peft_model.named_parameters():

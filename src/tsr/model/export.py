@@ -30,7 +30,7 @@ from torch import nn
 
 from ..atomic import write_json, write_tensors
 from ..errors import ModelError
-from .adapter import State
+from .adapter import State, is_conv1d, linear_features
 
 PREFIX = "base_model.model."
 _DEFAULT = re.compile(r"^(?P<module>.+)\.lora_(?P<part>[AB])\.default\.weight$")
@@ -111,7 +111,7 @@ def target_modules(lora: LoraExport, model: nn.Module, what: str) -> list[str]:
     for name in lora.modules:
         layer = modules.get(name)
         a, b = lora.tensors[f"{PREFIX}{name}.lora_A.weight"], lora.tensors[f"{PREFIX}{name}.lora_B.weight"]
-        if not isinstance(layer, nn.Linear) or (layer.in_features, layer.out_features) != (a.shape[1], b.shape[0]):
+        if layer is None or linear_features(layer) != (a.shape[1], b.shape[0]):
             raise ModelError(f"{what}: does not fit the base model (no linear module {name!r} of "
                              f"{a.shape[1]}->{b.shape[0]} features in it)")
     short = {n.rsplit(".", 1)[-1] for n in lora.modules}
@@ -119,12 +119,20 @@ def target_modules(lora: LoraExport, model: nn.Module, what: str) -> list[str]:
     return sorted(short) if picked == set(lora.modules) else sorted(lora.modules)
 
 
-def peft_config(lora: LoraExport, targets: list[str], base: str, dropout: float):
+def transposed(lora: LoraExport, model: nn.Module) -> bool:
+    """Whether every adapted module is a ``Conv1D`` (GPT-2's projections), whose weight is stored
+    transposed: PEFT's ``fan_in_fan_out`` (PEFT sets it per layer where a model mixes kinds)."""
+    modules = dict(model.named_modules())
+    return all(is_conv1d(modules[name]) for name in lora.modules)
+
+
+def peft_config(lora: LoraExport, targets: list[str], base: str, dropout: float, fan_in_fan_out: bool = False):
     """The ``LoraConfig`` PEFT saves for this adapter (causal LM, inference mode)."""
     from peft import LoraConfig
 
     return LoraConfig(task_type="CAUSAL_LM", r=lora.r, lora_alpha=lora.alpha, lora_dropout=dropout,
-                      target_modules=targets, bias="none", base_model_name_or_path=base, inference_mode=True)
+                      target_modules=targets, bias="none", base_model_name_or_path=base, inference_mode=True,
+                      fan_in_fan_out=fan_in_fan_out)
 
 
 def write_adapter(folder: Path, lora: LoraExport, config) -> None:
@@ -165,6 +173,7 @@ def merge(base: nn.Module, lora: LoraExport, config, what: str) -> nn.Module:
 
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=FutureWarning)
+        warnings.filterwarnings("ignore", message="fan_in_fan_out is set to")  # mixed Linear and Conv1D
         model = get_peft_model(base, config)
     loaded = set_peft_model_state_dict(model, lora.tensors)
     missing = [k for k in loaded.missing_keys if ".lora_" in k]

@@ -69,7 +69,11 @@ class LoraConfig:
     dropout: float = 0.0
     """dropout on the LoRA input"""
     targets: str | list[str] = "auto"
-    """module names; `auto` resolves the attention projections per architecture"""
+    """module names (a name matches every module whose dotted name ends with it: `c_proj`,
+    `attn.c_proj`), each a Linear or transformers' Conv1D layer (GPT-2's `c_attn`, `c_proj`);
+    `auto`: tsr's table first (q, k, v, o for Qwen2/3, Llama, Mistral, Gemma 1-3, as in the paper;
+    PEFT's own default is only q, v there), then PEFT's default targets for the model type
+    (`c_attn` for GPT-2), then q, k, v, o where the model has them"""
 
     def check(self, path: str) -> None:
         require(self.r >= 1, f"{path}.r", "must be >= 1")

@@ -15,7 +15,7 @@ from typing import Iterable
 import numpy as np
 import torch
 
-ARCHITECTURES = ("qwen2", "llama", "gemma3")
+ARCHITECTURES = ("qwen2", "llama", "gemma3", "gpt2")
 EOS = "<|endoftext|>"
 # Qwen2's pre-tokenisation (digits one by one, a space before a number on its own), so a
 # tokenizer trained here tokenises the same way when transformers loads it as a Qwen2 tokenizer.
@@ -45,8 +45,12 @@ def train_tokenizer(texts: Iterable[str], vocab_size: int = 512, min_frequency: 
 def tiny_config(arch: str, vocab_size: int, hidden: int = 64, layers: int = 2, heads: int = 4,
                 kv_heads: int = 2, intermediate: int | None = None, eos_id: int = 0, max_positions: int = 1024):
     """A Hugging Face config of architecture ``arch`` at toy scale."""
-    from transformers import Gemma3TextConfig, LlamaConfig, Qwen2Config
+    from transformers import Gemma3TextConfig, GPT2Config, LlamaConfig, Qwen2Config
 
+    if arch == "gpt2":  # Conv1D projections (c_attn, c_proj, c_fc); no grouped key/value heads
+        return GPT2Config(vocab_size=vocab_size, n_embd=hidden, n_layer=layers, n_head=heads,
+                          n_inner=intermediate or 2 * hidden, n_positions=max_positions, eos_token_id=eos_id,
+                          pad_token_id=eos_id, bos_token_id=eos_id, tie_word_embeddings=True)
     common = dict(vocab_size=vocab_size, hidden_size=hidden, intermediate_size=intermediate or 2 * hidden,
                   num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=kv_heads,
                   max_position_embeddings=max_positions, eos_token_id=eos_id, pad_token_id=eos_id,

@@ -1,0 +1,127 @@
+"""The functions of the public Python API that are more than a re-exported name (docs/api.md).
+
+Each one is the library call behind a command: :func:`run` behind ``tsr run``, :func:`compare`
+behind ``tsr compare``, :func:`probe` behind ``tsr probe``, :func:`export` behind ``tsr export``.
+A config is given as a :class:`RunConfig` (from :func:`tsr.load_config`) or as what the command
+line takes: a bundled config preset's name or a YAML file (None: the defaults), plus
+``key.sub=value`` overrides.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+from .config import RunConfig, dump_yaml, from_plain, load_config, merge, parse_override
+from .data import streams
+from .engine.export import Exported, export_run
+from .engine.results import Results, load_results
+from .engine.run import Outcome, execute
+from .errors import ConfigError
+from .methods import registry
+
+Config = RunConfig | str | Path | None
+
+
+def resolve(config: Config = None, overrides: Sequence[str] = ()) -> RunConfig:
+    """The checked :class:`RunConfig` of ``config`` with ``overrides`` applied."""
+    if isinstance(overrides, str):
+        overrides = [overrides]
+    if not isinstance(config, RunConfig):
+        return load_config(config, list(overrides))
+    if not overrides:
+        return config
+    data = config.to_dict()
+    for text in overrides:  # as on the command line: choosing another method drops its parameters
+        update = parse_override(text)
+        if update.get("method", {}).pop("__reset__", False):
+            data["method"] = {"name": update["method"]["name"]}
+        else:
+            data = merge(data, update)
+    return from_plain(data)
+
+
+def run(config: Config = None, overrides: Sequence[str] = (), *, progress: bool = False) -> Outcome:
+    """Train through the config's stream and save the run (``tsr run``): a finished run with the
+    same config returns its saved results, an interrupted one resumes after its last finished
+    task. ``progress`` shows the progress bars and per-task lines on stderr."""
+    reporter = None
+    if progress:
+        from rich.console import Console
+
+        from .display import ConsoleReporter
+
+        reporter = ConsoleReporter(Console(stderr=True))
+    return execute(resolve(config, overrides), reporter)
+
+
+def _local_only(cfg: RunConfig, methods: Sequence[str], workers: int) -> None:
+    """Worker processes see built-in and installed (entry-point) methods and benchmarks, not what
+    this process registered: refuse such a grid with one line instead of failing in a worker."""
+    if workers <= 1:
+        return
+    for name, table in [(m, registry.ENTRIES) for m in methods] + [(cfg.stream.source, streams.ENTRIES)]:
+        if table.is_local(name):
+            raise ConfigError(f"{table.kind} {name!r} is registered in this process only, and worker processes "
+                              "cannot see it: use workers=1, or install it as an entry point (docs/api.md)")
+
+
+def compare(config: Config = None, overrides: Sequence[str] = (), *, methods: Sequence[str] | None = None,
+            seeds: Sequence[int] = (0,), workers: int = 1) -> dict[tuple[str, int], Path]:
+    """A grid of runs of one config (``tsr compare``): every method (None: every built-in method
+    and preset) with every seed, ``workers`` at a time. Returns each (method, seed)'s run
+    directory; finished runs are reused, interrupted ones resume."""
+    from .engine.compare import plan_points, run_sweep
+
+    cfg = resolve(config, overrides)
+    points = plan_points(list(methods) if methods else None, [int(s) for s in seeds])
+    _local_only(cfg, [p.method for p in points], workers)
+    folders: dict[tuple[str, int], Path] = {}
+
+    def finished(point, path: str, done: int, total: int) -> None:
+        folders[(point.method, point.seed)] = Path(path)
+
+    with tempfile.TemporaryDirectory(prefix="tsr-compare-") as tmp:
+        path = Path(tmp) / "config.yaml"  # what worker processes load: this config, resolved
+        path.write_text(dump_yaml(cfg), encoding="utf-8")
+        run_sweep(str(path), [], points, workers, finished)
+    return {key: folders[key] for key in sorted(folders)}
+
+
+def probe(config: Config = None, overrides: Sequence[str] = (), *, arms: Sequence[str] = ("target", "full", "mixed"),
+          seeds: Sequence[int] = (0,), targets: Sequence[str] | None = None, sources: Sequence[str] | None = None,
+          workers: int = 1, out: str | Path | None = None) -> dict:
+    """The probe protocol (``tsr probe``): train the ``arms`` of every target (and source, for
+    ``mixed``) task, and write the report into ``out`` (default
+    ``<out_dir>/probe-<stream>-<fingerprint>``). Arms saved there before are not run again.
+    Returns what ``report.json`` holds: ``headroom`` with ``full`` arms, the transfer ``matrix``
+    with ``mixed`` arms."""
+    from .analysis import probe as pr
+    from .analysis.probe_report import designed_relations, write_report
+
+    cfg = resolve(config, overrides)
+    _local_only(cfg, [], workers)
+    stream = pr.load_probe_stream(cfg)
+    jobs = pr.plan_jobs(stream, [int(s) for s in seeds], list(targets) if targets else None,
+                        list(sources) if sources else None, list(arms))
+    folder = Path(out) if out is not None else pr.probe_dir(cfg, stream)
+    done = pr.run_probe(cfg, jobs, folder, workers)
+    done = [a for a in done if a["target"] in stream.names and a["source"] in (None, *stream.names)]
+    return write_report(folder, done, stream, designed_relations(cfg.stream.source, cfg.stream.options),
+                        None, cfg.train.steps)
+
+
+def export(run_dir: str | Path, out: str | Path, *, task: int | str | None = None, merge: bool = False) -> Exported:
+    """A run's final adapter, or the snapshot of ``task`` (its name, or its position from 1), as a
+    PEFT LoRA adapter folder ``out``; with ``merge``, the base model with it merged in
+    (``tsr export``)."""
+    return export_run(Path(run_dir), Path(out), None if task is None else str(task), merge)
+
+
+def metrics(run: str | Path | Results | Outcome) -> dict[str, float]:
+    """Overall, Plasticity, BWT (and their loss twins for generation tasks) of a finished run,
+    recomputed from its results matrix; empty for an unfinished run."""
+    if isinstance(run, Outcome):
+        run = run.results
+    return (run if isinstance(run, Results) else load_results(Path(run))).metrics()

@@ -58,6 +58,8 @@ class ConsoleReporter:
             if row_acc[i] is None:
                 continue
             value = f"{row_acc[i]:.2f}" if task.is_classification else f"loss {row_loss[i]:.2f}"
+            if task.metric and results.gen and results.gen[-1][i] is not None:
+                value += f" {NAMES[task.metric]} {results.gen[-1][i]:.2f}"
             parts.append(f"{task.name} {value}")
         self.console.print(f"  done in {seconds:.0f}s · " + " · ".join(parts))
 

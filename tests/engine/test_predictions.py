@@ -86,8 +86,15 @@ def test_predictions_are_the_learners_greedy_answers(config):
 def test_results_carry_the_generation_matrices_and_metrics(config, capsys):
     from tsr.cli import main
 
-    outcome = execute(config(*ON, "name=gen"))
+    outcome = execute(config(*ON, "name=gen", "log.tensorboard=true"))
     data = json.loads((outcome.run.path / "results.json").read_text())
+    log = [json.loads(line) for line in (outcome.run.path / "progress.jsonl").read_text().splitlines()]
+    assert [e["gen"] for e in log if e["event"] == "task_end"] == data["gen"]
+    board = pytest.importorskip("tensorboard.backend.event_processing.event_accumulator").EventAccumulator(
+        str(outcome.run.path / "tensorboard"))
+    board.Reload()
+    assert [e.value for e in board.Scalars("sari/recopy")] == pytest.approx([data["gen"][2][2], data["gen"][3][2]])
+    assert "rouge_l/parity" not in board.Tags()["scalars"]
     assert data["gen_metrics"] == [None, "rouge_l", "sari", "edit_sim"]
     gen, acc = data["gen"], data["acc"]
     assert len(gen) == 4

@@ -239,7 +239,8 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
         clock.lap("checkpoint")
         seconds = time.time() - started
         run.log("task_end", task=t, name=task.name, seconds=round(seconds, 2),
-                acc=results.acc[-1], loss=results.loss[-1], teacher_forwards=teachers.forwards,
+                acc=results.acc[-1], loss=results.loss[-1], **({"gen": results.gen[-1]} if results.gen else {}),
+                teacher_forwards=teachers.forwards,
                 phases=clock.phases(), teacher_cache_mb=round(teachers.cached_mb, 1), peak_rss_mb=peak_rss_mb())
         record_run(Path(cfg.out_dir), run.path)  # the results store; best effort, never stops a run
         if board is not None:

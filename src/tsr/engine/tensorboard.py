@@ -41,6 +41,10 @@ class TensorBoardLog:
             value = acc if kind == "classification" else loss
             if value is not None:
                 self.writer.add_scalar(f"{'acc' if kind == 'classification' else 'loss'}/{name}", value, at)
+        if results.gen_metrics is not None:  # eval.predictions: each task's generation metric, as <metric>/<task>
+            for name, metric, value in zip(results.tasks, results.gen_metrics, results.gen[index]):
+                if metric is not None and value is not None:
+                    self.writer.add_scalar(f"{metric}/{name}", value, at)
         info: dict[str, Any] = results.task_info[index] if index < len(results.task_info) else {}
         for source, weight in (info.get("weights") or {}).items():
             self.writer.add_scalar(f"routing/{results.tasks[index]}/{source}", weight, at)

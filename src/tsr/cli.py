@@ -27,6 +27,14 @@ Running the same command again resumes an interrupted run after its last finishe
   tsr table runs/a runs/b --format md       # markdown for a report
   tsr table runs/table3 --format latex      # the paper's Table-3 layout
 A folder of runs is read through its index (runs/index.sqlite), brought up to date first.""",
+    "learn": """examples:
+  tsr learn my-learner synth-trace:stance            # first call: creates the learner (TSR, bundled base)
+  tsr learn my-learner data/tickets/                 # a folder with train.jsonl and test.jsonl
+  tsr learn my-learner data/faq.jsonl --test data/faq-test.jsonl --name faq
+  tsr learn big-learner data/a/ model.path=Qwen/Qwen2.5-0.5B-Instruct stream.budget=500   # a real model
+Each call learns one task; TSR routes its replay over the tasks the learner already knows.""",
+    "predict": """example:
+  tsr predict my-learner questions.jsonl --out answers.jsonl""",
     "index": """example:
   tsr index runs/                           # rebuild runs/index.sqlite from the run folders""",
     "show": """example:
@@ -145,6 +153,26 @@ def cmd_index(args: argparse.Namespace, console: Console) -> int:
 
     count = rebuild(Path(args.folder))
     console.print(f"indexed {count} run(s) into {Path(args.folder) / INDEX}")
+    return 0
+
+
+def cmd_learn(args: argparse.Namespace, console: Console) -> int:
+    from .display import ConsoleReporter, results_table
+    from .engine.learner_dir import learn
+
+    outcome = learn(Path(args.learner), Path(args.data), Path(args.test) if args.test else None, args.name,
+                    args.kind, args.items, None if args.quiet else ConsoleReporter(Console(stderr=True)))
+    results = outcome.results
+    console.print(results_table(results, title=f"results · {results.method}"))
+    console.print(f"{args.learner}: {results.completed} task(s) learnt: {', '.join(results.tasks)}")
+    return 0
+
+
+def cmd_predict(args: argparse.Namespace, console: Console) -> int:
+    from .engine.learner_dir import predict
+
+    count = predict(Path(args.learner), Path(args.inputs), Path(args.out), args.batch_size, args.max_new_tokens)
+    console.print(f"{count} answers written to {args.out}")
     return 0
 
 
@@ -362,6 +390,23 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
     p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
                    "of runs made with eval.predictions")
+
+    p = add("learn", "Teach a persistent learner one more task (created on first use).", cmd_learn)
+    p.add_argument("learner", metavar="LEARNER_DIR")
+    p.add_argument("data", metavar="TASK_DATA", help="a folder with train.jsonl and test.jsonl, or a training JSONL file")
+    p.add_argument("items", nargs="*", metavar="key=value", help="config overrides (first call only: they make the learner)")
+    p.add_argument("--test", help="the test JSONL file (default: TASK_DATA/test.jsonl, or the training file)")
+    p.add_argument("--name", help="the task's name (default: the folder's or file's name)")
+    p.add_argument("--kind", choices=("classification", "generation"),
+                   help="default: classification when the answers look like labels (docs/deploy.md)")
+    p.add_argument("--quiet", action="store_true", help="no live progress")
+
+    p = add("predict", "Answer prompts with a learner's current adapter (greedy, batched).", cmd_predict)
+    p.add_argument("learner", metavar="LEARNER_DIR")
+    p.add_argument("inputs", metavar="INPUT.jsonl", help="records with prompt, instruction/input or messages")
+    p.add_argument("--out", required=True, help="where the answers go (JSONL)")
+    p.add_argument("--batch-size", type=int, default=16)
+    p.add_argument("--max-new-tokens", type=int, default=128)
 
     p = add("index", "Rebuild the results store (index.sqlite) of a folder of runs from its run folders.", cmd_index)
     p.add_argument("folder", metavar="DIR")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import DataError
 from .example import Example, Task, TaskKind
-from .formats import examples_from_rows
-from .records import nonempty, read_jsonl
+from .formats import alpaca_prompt, examples_from_rows, plain_chat
+from .records import nonempty, read_jsonl, string_field
 
 
 def examples_from_jsonl(path: Path) -> tuple[list[Example], str | None]:
@@ -23,3 +24,35 @@ def load_jsonl_task(name: str, kind: TaskKind, train: Path, test: Path) -> Task:
     meta = {"format": "jsonl", "source": str(train), "shape": pool_shape, "test_shape": test_shape}
     return Task(name, kind, tuple(nonempty(pool, train, "training file")),
                 tuple(nonempty(tests, test, "test file")), meta=meta)
+
+
+def prompts_from_jsonl(path: Path) -> list[Example]:
+    """Prompts to answer (``tsr predict``): records of any shape of :mod:`tsr.data.formats`, the
+    answer optional: ``{"prompt"}``, ``{"instruction", "input"}`` (the Alpaca template), or
+    ``{"messages"}`` whose turns are all prompt (a last assistant turn is taken as the
+    reference answer). Each becomes an Example whose answer is the reference, or empty."""
+    path = Path(path)
+    out = []
+    for line, record in read_jsonl(path):
+        where = f"{path}:{line}"
+        if not isinstance(record, dict):
+            raise DataError(f"{where}: expected an object, found {type(record).__name__}")
+        if "messages" in record:
+            turns = record["messages"]
+            if not isinstance(turns, list) or not all(isinstance(t, dict) for t in turns):
+                raise DataError(f"{where}: 'messages' must be a list of {{role, content}} turns")
+            pairs = [(str(t.get("role", "")), str(t.get("content", ""))) for t in turns]
+            answer = pairs.pop()[1] if pairs and pairs[-1][0] == "assistant" else ""
+            if not pairs:
+                raise DataError(f"{where}: 'messages' holds no turn before the answer")
+            out.append(Example(plain_chat(pairs), answer, tuple(pairs)))
+        elif "instruction" in record:
+            out.append(Example(alpaca_prompt(string_field(record, "instruction", where),
+                                             str(record.get("input") or "")), str(record.get("output") or "")))
+        elif "prompt" in record:
+            answer = record.get("answer", record.get("completion", ""))
+            out.append(Example(string_field(record, "prompt", where, allow_empty=True), str(answer or "")))
+        else:
+            raise DataError(f"{where}: no prompt: expected 'prompt', 'instruction' or 'messages', found keys "
+                            f"{', '.join(sorted(record)) or 'none'}")
+    return nonempty(out, path, "input file")

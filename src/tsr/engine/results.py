@@ -55,6 +55,23 @@ class Results:
     def _gen_row(self, scores: dict[int, Any]) -> Row:
         return [getattr(scores.get(i), "gen", None) for i in range(len(self.tasks))]
 
+    def grow(self, tasks: list[str], kinds: list[str], gen_metrics: list[str | None] | None = None) -> None:
+        """Append tasks to the stream these results cover (a persistent learner's next task):
+        the rows so far get empty cells for them, so the run goes on as if the stream had
+        always been this long."""
+        if tasks[: len(self.tasks)] != self.tasks:
+            raise ValueError(f"a stream can only grow at its end: {self.tasks} -> {tasks}")
+        extra = len(tasks) - len(self.tasks)
+        self.tasks, self.kinds = list(tasks), list(kinds)
+        for rows in (self.acc, self.loss, self.gen):
+            for row in rows:
+                row.extend([None] * extra)
+        if self.zero_shot is not None:
+            for row in self.zero_shot.values():
+                row.extend([None] * extra)
+        if self.gen_metrics is not None:
+            self.gen_metrics = list(gen_metrics) if gen_metrics is not None else self.gen_metrics + [None] * extra
+
     def set_zero_shot(self, scores: dict[int, Any]) -> None:
         k = len(self.tasks)
         self.zero_shot = {"acc": [scores[i].acc if i in scores else None for i in range(k)],

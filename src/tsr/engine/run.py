@@ -8,6 +8,7 @@ left, after its last finished task.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -15,6 +16,7 @@ import torch
 
 from ..cl.memory import TaskMemory, load_memory
 from ..config import RunConfig, dump_yaml
+from ..atomic import write_json
 from ..data.example import Stream
 from ..data.sampling import draw_indices
 from ..data.streams import load_stream
@@ -84,17 +86,48 @@ def prepare(cfg: RunConfig) -> tuple[Plan, MethodSpec]:
     return Plan(cfg, stream, learner, budgets, replays, encoded_tests), spec
 
 
-def execute(cfg: RunConfig, report: Reporter | None = None) -> Outcome:
-    """Run ``cfg`` to the end of its stream, resuming a matching interrupted run."""
+def portable_fingerprint(cfg: RunConfig) -> str:
+    """The fingerprint of a config whose stream file is named without its folder: a persistent
+    learner's run keeps it when the learner's folder moves."""
+    return dataclasses.replace(cfg, stream=dataclasses.replace(cfg.stream, source=Path(cfg.stream.source).name)
+                               ).fingerprint()
+
+
+def _grow(run: RunDir, fingerprint: str, stream: Stream) -> bool:
+    """A growing run (a persistent learner): the stream may be longer than when the run was
+    made, provided the tasks it had are the same tasks on the same data. Records the longer
+    stream in run.json; True if it grew."""
+    meta = run.meta()
+    known = list(meta.get("tasks") or [])
+    if stream.names[: len(known)] != known:
+        raise RunError(f"{run.path}: this run learnt the tasks {known}; a stream can only grow at its end "
+                       f"(got {stream.names})")
+    run.verify(fingerprint, Stream(stream.name, stream.tasks[: len(known)]).digest())
+    if len(stream) == len(known):
+        return False
+    write_json(run.path / "run.json", {**meta, "tasks": stream.names, "data_digest": stream.digest()})
+    return True
+
+
+def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False) -> Outcome:
+    """Run ``cfg`` to the end of its stream, resuming a matching interrupted run.
+
+    ``grow``: the stream may have gained tasks at its end since the run was made (a persistent
+    learner, :mod:`tsr.engine.learner_dir`); the run then goes on with them, and its
+    fingerprint leaves out the stream file's folder."""
     plan, spec = prepare(cfg)
     cfg, stream, learner = plan.cfg, plan.stream, plan.learner
     run = RunDir(Path(cfg.out_dir) / run_name(cfg, stream, spec.name))
-    fingerprint, data_digest = cfg.fingerprint(), stream.digest()
+    fingerprint, data_digest = (portable_fingerprint(cfg) if grow else cfg.fingerprint()), stream.digest()
     method = spec.build()
     method.setup(learner)
+    grown = False
     if run.exists():
-        run.verify(fingerprint, data_digest)
-        if run.is_finished():
+        if grow:
+            grown = _grow(run, fingerprint, stream)
+        else:
+            run.verify(fingerprint, data_digest)
+        if not grown and run.is_finished():
             run.remove_leftovers()  # e.g. the last checkpoint's previous version, if a kill left it
             return Outcome(run, load_results(run.results_path), len(stream), True)
         checkpoint = run.load_checkpoint()
@@ -119,6 +152,9 @@ def execute(cfg: RunConfig, report: Reporter | None = None) -> Outcome:
         torch.set_rng_state(checkpoint.torch_rng)
         memory = load_memory(run.memory_root, stream.names[: checkpoint.completed], learner.device)
         results = checkpoint.results
+        if len(results.tasks) < len(stream):  # a grown stream: the new tasks join the matrices
+            results.grow(stream.names, [t.kind.value for t in stream],
+                         [t.metric for t in stream] if cfg.eval.predictions else None)
         run.log("resume", completed=checkpoint.completed)
     resumed_from = results.completed
     results = run_stream(plan, method, memory, results, run, report)

@@ -1,0 +1,215 @@
+"""A persistent learner: one folder that learns one task per call, for as long as it is used.
+
+The folder holds
+
+    learner.yaml          the learner's config (model, LoRA, method, training), fixed at creation
+    stream.yaml           the tasks learnt so far, in order (a stream file, docs/streams.md)
+    tasks/NN-<name>/      each task's data as it was given (train.jsonl, test.jsonl)
+    run/                  an ordinary run folder (docs/rundir.md): task memory, snapshots,
+                          checkpoint, results of every task so far
+
+Learning a task appends it to the stream file and continues the run (:func:`execute` with
+``grow``): TSR probes the new task, routes over the tasks the folder already knows, replays
+their stored data and distils against their snapshots, exactly as a stream run would at that
+task. A learner that learnt A, B, C one call at a time holds the adapter, task memory and
+routing of a stream run of A, B, C with the same config and seed (tested bit for bit); its
+results matrix has, in addition, the cells each call scored as the last task of the stream so
+far (every task learnt, after every call).
+
+Everything of a call is checked before the folder changes: a bad data file, a task name
+already learnt, a config that differs from the learner's leave it as it was.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Sequence
+
+import yaml
+from safetensors.torch import load_file
+
+from ..atomic import temp_dir, write_jsonl, write_text
+from ..config import RunConfig, dump_yaml, load_config
+from ..data.example import TaskKind
+from ..data.jsonl import examples_from_jsonl, prompts_from_jsonl
+from ..data.names import unsafe_reason
+from ..data.records import read_yaml
+from ..errors import ConfigError, RunError
+from ..model.generate import greedy_batch
+from ..model.learner import build_learner
+from ..data.streams import load_stream
+from .run import Outcome, check_stream, draw_data, execute
+
+CONFIG, STREAM, TASKS, RUN = "learner.yaml", "stream.yaml", "tasks", "run"
+# a classification task's answers are labels: few distinct values, each used more than once
+MAX_LABELS = 20
+
+
+def _yaml(data: dict) -> str:
+    return yaml.safe_dump(data, sort_keys=False, allow_unicode=True)
+
+
+def _learnt(folder: Path) -> list[dict]:
+    """The task entries of the learner's stream file (empty for a new learner)."""
+    path = folder / STREAM
+    if not path.is_file():
+        return []
+    return list((read_yaml(path, RunError) or {}).get("tasks") or [])
+
+
+def infer_kind(answers: Sequence[str]) -> TaskKind:
+    """Classification when the answers are labels: at most ``MAX_LABELS`` distinct values and
+    each used at least twice on average; generation otherwise."""
+    distinct = {a.strip() for a in answers}
+    labels = len(distinct) <= MAX_LABELS and len(answers) >= 2 * len(distinct)
+    return TaskKind.CLASSIFICATION if labels else TaskKind.GENERATION
+
+
+def _config(folder: Path, overrides: Sequence[str]) -> RunConfig:
+    """The learner's config: made from ``overrides`` on the first call, read back afterwards;
+    a later call may repeat the overrides but not change them."""
+    saved = folder / CONFIG
+    fixed = ["out_dir=" + str(folder), "name=" + RUN, "stream.source=" + str(folder / STREAM)]
+    if not saved.is_file():
+        return load_config(None, [*overrides, *fixed])
+    cfg = load_config(str(saved), fixed)
+    if overrides:
+        wanted = load_config(str(saved), [*overrides, *fixed])
+        if wanted != cfg:
+            raise ConfigError(f"{saved}: this learner was made with another config; its model, method and "
+                              "settings are fixed at creation (run `tsr learn` without key=value overrides, "
+                              "or use a new folder)")
+    return cfg
+
+
+def learn(folder: Path, train: Path, test: Path | None = None, name: str | None = None,
+          kind: str | None = None, overrides: Sequence[str] = (), report=None) -> Outcome:
+    """Learn one more task in the learner ``folder`` (created on first use) from ``train``: a
+    JSONL file (scored on ``test``; default: ``train`` itself), a folder with ``train.jsonl``
+    and ``test.jsonl``, or ``BENCHMARK:TASK`` (a task of a bundled benchmark, e.g.
+    ``synth-trace:stance``). Returns the run's outcome."""
+    with tempfile.TemporaryDirectory(prefix="tsr-task-") as scratch:
+        task = _benchmark_task(str(train), Path(scratch)) if not Path(train).exists() else None
+        if task is not None:  # BENCHMARK:TASK, e.g. synth-trace:stance
+            train, test = task[0], task[1]
+            name, kind = name or task[2], kind or task[3]
+        return _learn(Path(folder), Path(train), test, name, kind, overrides, report)
+
+
+def _benchmark_task(spec: str, scratch: Path) -> tuple[Path, Path, str, str] | None:
+    """``BENCHMARK:TASK`` (a task of a bundled or registered benchmark) as train and test
+    files written to ``scratch``, its name and kind; None when ``spec`` is not of that form."""
+    bench, sep, task_name = spec.partition(":")
+    if not sep or not bench or not task_name or "/" in bench:
+        return None
+    stream = load_stream(bench)
+    if task_name not in stream.names:
+        raise ConfigError(f"{spec}: {bench} has no task {task_name!r} (tasks: {', '.join(stream.names)})")
+    task = stream.tasks[stream.names.index(task_name)]
+    files = []
+    for split, examples in (("train", task.pool), ("test", task.test)):
+        files.append(scratch / f"{split}.jsonl")
+        write_jsonl(files[-1], [e.record() for e in examples])
+    return files[0], files[1], task.name, task.kind.value
+
+
+def _learn(folder: Path, train: Path, test: Path | None, name: str | None, kind: str | None,
+           overrides: Sequence[str], report) -> Outcome:
+    if train.is_dir():  # a task folder: train.jsonl and test.jsonl
+        train, test = train / "train.jsonl", test or train / "test.jsonl"
+    test = Path(test) if test is not None else train
+    name = name or (train.parent.name if train.name == "train.jsonl" else train.stem)
+    if unsafe_reason(name):
+        raise ConfigError(f"--name: {unsafe_reason(name)}")
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"{folder}: not a folder")
+    if folder.is_dir() and any(folder.iterdir()) and not (folder / CONFIG).is_file():
+        raise ConfigError(f"{folder}: not a tsr learner (no {CONFIG}); use an empty or new folder")
+    cfg = _config(folder, overrides)
+    entries = _learnt(folder)
+    done = RunDirState(folder).completed()
+    names = [e["name"] for e in entries]
+    if name in names[:done]:
+        raise ConfigError(f"task {name!r} is already learnt by {folder} (tasks: {', '.join(names[:done])}); "
+                          "give another --name")
+    if names[done:] and names[done:] != [name]:
+        raise RunError(f"{folder}: task {names[done]!r} was being learnt when the last call stopped; "
+                       f"learn it again (`tsr learn {folder} ... --name {names[done]}`) to finish it first")
+    train_examples, _ = examples_from_jsonl(train)
+    examples_from_jsonl(test)  # every record of both files is checked before anything is written
+    task_kind = TaskKind(kind) if kind else infer_kind([e.answer for e in train_examples])
+    if name not in names:
+        entry = {"name": name, "kind": task_kind.value, "format": "jsonl"}
+        _check(cfg, folder, entries + [{**entry, "train": str(train.resolve()), "test": str(test.resolve())}])
+        # a new task: its data, then the longer stream file, each written whole
+        data = folder / TASKS / f"{len(entries) + 1:02d}-{name}"
+        folder.mkdir(parents=True, exist_ok=True)
+        if not (folder / CONFIG).is_file():
+            write_text(folder / CONFIG, dump_yaml(cfg))
+        (folder / TASKS).mkdir(exist_ok=True)
+        tmp = temp_dir(data)
+        shutil.copyfile(train, tmp / "train.jsonl")
+        shutil.copyfile(test, tmp / "test.jsonl")
+        tmp.rename(data)
+        rel = data.relative_to(folder).as_posix()
+        entries.append({**entry, "train": f"{rel}/train.jsonl", "test": f"{rel}/test.jsonl"})
+        write_text(folder / STREAM, _yaml({"name": "learner", "tasks": entries}))
+    return execute(cfg, report, grow=True)
+
+
+def _check(cfg: RunConfig, folder: Path, entries: list[dict]) -> None:
+    """Every check a run of the grown stream makes before training (the data files, the
+    stream, the budget against each pool, the method's needs), on a stream file written
+    outside the learner's folder."""
+    with tempfile.TemporaryDirectory(prefix="tsr-learn-") as tmp:
+        absolute = [{**e, **{k: str(folder / e[k]) for k in ("train", "test") if not Path(e[k]).is_absolute()}}
+                    for e in entries]
+        spec = Path(tmp) / STREAM
+        write_text(spec, _yaml({"name": "learner", "tasks": absolute}))
+        trial = dataclasses.replace(cfg, stream=dataclasses.replace(cfg.stream, source=str(spec)))
+        draw_data(trial, check_stream(trial))
+
+
+def predict(folder: Path, inputs: Path, out: Path, batch_size: int = 16, max_new_tokens: int = 128) -> int:
+    """Greedy answers of the learner's current adapter to the prompts of ``inputs`` (JSONL,
+    :func:`tsr.data.jsonl.prompts_from_jsonl`), written to ``out`` as JSONL (``prompt``,
+    ``prediction``, and ``answer`` where the input had one); returns how many."""
+    folder = Path(folder)
+    if not (folder / CONFIG).is_file():
+        raise ConfigError(f"{folder}: not a tsr learner (no {CONFIG})")
+    adapter = folder / RUN / "checkpoint" / "adapter.safetensors"
+    if not adapter.is_file():
+        raise RunError(f"{folder}: has not finished learning a task yet (no {adapter.relative_to(folder)})")
+    examples = prompts_from_jsonl(Path(inputs))
+    cfg = _config(folder, ())
+    learner = build_learner(cfg)
+    learner.adapter.load(load_file(str(adapter)))
+    eos = learner.encoder.eos_id
+    prompts = [list(learner.encoder.encode(e).prompt_ids)[-(learner.encoder.max_length - 1):] for e in examples]
+    tokens = greedy_batch(learner, prompts, max_new_tokens, batch_size)
+    rows = []
+    for example, ids in zip(examples, tokens):
+        text = learner.tokenizer.decode(ids[:-1] if ids and ids[-1] == eos else ids, skip_special_tokens=True)
+        row = {"prompt": example.prompt, "prediction": text}
+        if example.answer:
+            row["answer"] = example.answer
+        rows.append(row)
+    write_jsonl(Path(out), rows)
+    return len(rows)
+
+
+class RunDirState:
+    """How many tasks the learner's run has finished (0 for a new learner)."""
+
+    def __init__(self, folder: Path):
+        self.results = Path(folder) / RUN / "results.json"
+
+    def completed(self) -> int:
+        if not self.results.is_file():
+            return 0
+        from .results import load_results
+
+        return load_results(self.results).completed

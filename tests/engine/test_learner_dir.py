@@ -1,0 +1,114 @@
+"""The persistent learner: `tsr learn` one task at a time equals a stream run; `tsr predict`."""
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from tsr.cli import main
+from tsr.config import load_config
+from tsr.engine.learner_dir import infer_kind, learn, predict
+from tsr.engine.run import execute
+
+from badinputs import jsonl, refuse, write
+
+TASKS = [("parity", "classification"), ("vowel", "classification"), ("copy", "generation")]
+
+
+def settings(tiny_model):
+    return [f"model.path={tiny_model}", "model.compile=false", "model.threads=1", "train.steps=6", "train.lr=3e-3",
+            "stream.budget=10", "stream.replay_per_task=6", "stream.test_cap=8", "stream.max_length=48",
+            "method.probe_batches=2"]
+
+
+@pytest.fixture(scope="module")
+def taught(tiny_model, toy_stream, tmp_path_factory):
+    """A learner taught the toy stream's three tasks one call at a time, and the stream run."""
+    root = tmp_path_factory.mktemp("learner")
+    data = toy_stream.parent
+    for name, kind in TASKS:
+        learn(root / "learner", data / name, name=name, kind=kind, overrides=settings(tiny_model))
+    stream = execute(load_config(None, [*settings(tiny_model), f"stream.source={toy_stream}",
+                                         f"out_dir={root / 'runs'}"]))
+    return root / "learner", stream
+
+
+def test_a_learner_taught_task_by_task_equals_the_stream_run(taught):
+    folder, stream = taught
+    mine = json.loads((folder / "run" / "results.json").read_text())
+    theirs = json.loads((stream.run.path / "results.json").read_text())
+    assert mine["tasks"] == theirs["tasks"] == [n for n, _ in TASKS]
+    a = load_file(str(folder / "run" / "checkpoint" / "adapter.safetensors"))
+    b = load_file(str(stream.run.path / "checkpoint" / "adapter.safetensors"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    assert mine["task_info"] == theirs["task_info"]  # the same routing at every task
+    assert mine["acc"][-1] == theirs["acc"][-1] and mine["loss"][-1] == theirs["loss"][-1]
+    assert mine["metrics"] == theirs["metrics"]
+    for t in range(3):  # the diagonal too; the learner also scored every task after every call
+        assert mine["acc"][t][t] == theirs["acc"][t][t]
+    assert mine["acc"][1][0] is not None and theirs["acc"][1][0] is None
+    for t, (name, _) in enumerate(TASKS):  # each snapshot of the task memory
+        snap = f"memory/{t:02d}-{name}/snapshot.safetensors"
+        x, y = load_file(str(folder / "run" / snap)), load_file(str(stream.run.path / snap))
+        assert all(torch.equal(x[k], y[k]) for k in x)
+
+
+def test_predict_answers_with_the_current_adapter(taught, tmp_path):
+    folder, _ = taught
+    inputs = write(tmp_path / "in.jsonl", jsonl([{"prompt": "Is 12 even? Answer:", "answer": " yes"},
+                                                 {"instruction": "Copy the word.", "input": "cat"},
+                                                 {"messages": [{"role": "user", "content": "Hi"}]}]))
+    assert predict(folder, inputs, tmp_path / "out.jsonl", batch_size=2, max_new_tokens=6) == 3
+    rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert [r.get("answer") for r in rows] == [" yes", None, None]
+    # the first answer is the learner's own greedy continuation, decoded
+    from tsr.model.learner import build_learner
+
+    learner = build_learner(load_config(str(folder / "learner.yaml"), []))
+    learner.adapter.load(load_file(str(folder / "run" / "checkpoint" / "adapter.safetensors")))
+    ids = learner.greedy(list(learner.encoder.encode(__import__("tsr").data.example.Example(
+        "Is 12 even? Answer:", "")).prompt_ids), 6)
+    eos = learner.encoder.eos_id
+    assert rows[0]["prediction"] == learner.tokenizer.decode(ids[:-1] if ids[-1] == eos else ids,
+                                                              skip_special_tokens=True)
+
+
+def test_bad_learn_calls_leave_the_learner_unchanged(taught, capsys, tmp_path):
+    folder, _ = taught
+    data = folder / "tasks" / "01-parity"
+    refuse(capsys, folder, ["learn", str(folder), str(data), "--name", "parity"], "already learnt")
+    refuse(capsys, folder, ["learn", str(folder), str(data), "method.name=er", "--name", "again"],
+           "made with another config")
+    bad = write(tmp_path / "bad" / "train.jsonl", jsonl([{"question": "x", "reply": "y"}]))
+    write(tmp_path / "bad" / "test.jsonl", jsonl([{"prompt": "x", "answer": "y"}]))
+    refuse(capsys, folder, ["learn", str(folder), str(bad.parent)], "train.jsonl:1")
+    few = write(tmp_path / "few" / "train.jsonl", jsonl([{"prompt": "x", "answer": " y"}] * 3))
+    write(tmp_path / "few" / "test.jsonl", jsonl([{"prompt": "x", "answer": " y"}]))
+    refuse(capsys, folder, ["learn", str(folder), str(few.parent)], "stream.budget")
+    refuse(capsys, folder, ["predict", str(folder), str(tmp_path / "none.jsonl"), "--out", str(tmp_path / "o")],
+           "none.jsonl")
+
+
+def test_a_folder_that_is_not_a_learner_is_refused(capsys, tmp_path, toy_stream):
+    other = tmp_path / "other"
+    write(other / "notes.txt", "mine")
+    refuse(capsys, other, ["learn", str(other), str(toy_stream.parent / "parity")], "not a tsr learner")
+
+
+def test_kind_is_inferred_from_the_answers():
+    assert infer_kind([" yes", " no"] * 5).value == "classification"
+    assert infer_kind([f"answer {i}" for i in range(10)]).value == "generation"
+
+
+def test_a_task_of_a_bundled_benchmark_by_name(tiny_model, tmp_path):
+    from tsr.data.streams import load_stream
+
+    folder = tmp_path / "learner"
+    outcome = learn(folder, "synth-trace:stance", overrides=[*settings(tiny_model), "train.steps=2"])
+    task = load_stream("synth-trace").tasks[0]
+    assert outcome.results.tasks == ["stance"] and outcome.results.kinds == [task.kind.value]
+    lines = (folder / "tasks" / "01-stance" / "train.jsonl").read_text().splitlines()
+    assert [json.loads(line) for line in lines] == [e.record() for e in task.pool]
+    with pytest.raises(Exception, match="synth-trace has no task 'nope'"):
+        learn(folder, "synth-trace:nope")

@@ -40,7 +40,9 @@ Each call learns one task; TSR routes its replay over the tasks the learner alre
     "show": """example:
   tsr show runs/synth-trace-tsr-s0-1a2b3c4d5e""",
     "methods": """example:
-  tsr methods""",
+  tsr methods
+Lists tsr's methods and presets, then those of installed packages (entry points in the group
+tsr.methods, docs/api.md), each with where it comes from.""",
     "config": """example:
   tsr config paper train.steps=100          # print the resolved config""",
     "probe": """examples:
@@ -177,12 +179,10 @@ def cmd_predict(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_methods(args: argparse.Namespace, console: Console) -> int:
-    from .methods.registry import METHODS, PRESETS, describe
+    from .methods.registry import listing
 
-    for name in sorted(METHODS):
-        console.print(f"[bold]{name:16}[/] {describe(name)}")
-    for name in sorted(PRESETS):
-        console.print(f"[bold]{name:16}[/] preset of {PRESETS[name][0]}: {PRESETS[name][2]}")
+    for name, line in listing():  # built in, registered, and installed packages' (entry points)
+        console.print(f"[bold]{escape(name):16}[/] {escape(line)}", highlight=False, soft_wrap=True)
     return 0
 
 

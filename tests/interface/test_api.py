@@ -156,3 +156,12 @@ def test_overrides_apply_to_a_config_object(make_config):
     assert tsr.api.resolve(cfg, ["train.steps=5"]).method.params.alpha == 0.2
     assert tsr.api.resolve(cfg, ["method.name=tsr"]).method.name == "tsr"  # drops ER's parameters
     assert tsr.api.resolve(cfg, []) is cfg
+
+
+def test_tasks_from_python_objects_are_checked():
+    pool, test = [tsr.Example("Is 2 even?", " yes")], [tsr.Example("Is 3 even?", " no")]
+    assert tsr.Task("even", "classification", pool, test).kind is tsr.TaskKind.CLASSIFICATION
+    with pytest.raises(tsr.TsrError, match="task 'even': unknown task kind 'regression'"):
+        tsr.Task("even", "regression", pool, test)
+    with pytest.raises(tsr.TsrError, match="task 'even' holds a tuple where an Example"):
+        tsr.Task("even", "classification", [("Is 2 even?", " yes")], test)

@@ -69,7 +69,7 @@ class Task:
     """
 
     name: str
-    kind: TaskKind
+    kind: TaskKind  # or its value, "classification" or "generation"
     pool: tuple[Example, ...]
     test: tuple[Example, ...]
     labels: tuple[str, ...] | None = None
@@ -80,6 +80,8 @@ class Task:
         if not self.name or not isinstance(self.name, str):
             raise DataError(f"task name must be a non-empty string, got {self.name!r}")
         where = self.meta.get("source", self.name) if self.meta else self.name
+        if not isinstance(self.kind, TaskKind):  # "classification" or "generation" from Python code
+            object.__setattr__(self, "kind", TaskKind.parse(self.kind, f"{where}: task {self.name!r}"))
         if self.metric is not None:
             if self.metric not in GEN_METRICS:
                 raise DataError(f"{where}: task {self.name!r} has the unknown metric {self.metric!r} "
@@ -95,6 +97,10 @@ class Task:
             raise DataError(f"{where}: task {self.name!r} has an empty test set")
         object.__setattr__(self, "pool", tuple(self.pool))
         object.__setattr__(self, "test", tuple(self.test))
+        odd = next((e for e in self.pool + self.test if not isinstance(e, Example)), None)
+        if odd is not None:
+            raise DataError(f"{where}: task {self.name!r} holds a {type(odd).__name__} where an Example "
+                            "(prompt, answer) belongs")
 
     @property
     def is_classification(self) -> bool:

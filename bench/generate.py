@@ -44,7 +44,7 @@ def main() -> None:
     _, _, tests = draw_data(cfg, stream)
     encoded = [e for task, test in zip(stream, tests) if not task.is_classification
                for e in learner.encoder.encode_all(test, task.name)]
-    prompts = [prompt_ids(e, learner.encoder.max_length) for e in encoded]
+    prompts = [prompt_ids(e, learner.encoder.max_length, learner.encoder.eos_id) for e in encoded]
     budgets = [len(e.answer_ids) + args.extra for e in encoded]
     arms = {
         "one at a time, no cache": lambda: [learner.greedy(p, b) for p, b in zip(prompts, budgets)],

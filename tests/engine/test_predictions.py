@@ -66,7 +66,8 @@ def test_predictions_are_the_learners_greedy_answers(config):
         assert [r["index"] for r in rows] == list(range(6))
         values = []
         for row, example, enc in zip(rows, task.test, plan.tests[t]):
-            tokens = learner.greedy(prompt_ids(enc, learner.encoder.max_length), len(enc.answer_ids) + 3)
+            prompt = prompt_ids(enc, learner.encoder.max_length, learner.encoder.eos_id)
+            tokens = learner.greedy(prompt, len(enc.answer_ids) + 3)
             stopped = tokens[-1] == learner.encoder.eos_id
             assert row["prompt"] == example.prompt and row["answer"] == example.answer
             assert row["prediction"] == learner.tokenizer.decode(tokens[:-1] if stopped else tokens)
@@ -157,6 +158,16 @@ def test_resumed_run_writes_the_same_prediction_files(config, monkeypatch):
     assert read_folder(full.run.path / "predictions") == read_folder(resumed.run.path / "predictions")
     assert load_results(full.run.path).to_dict() == load_results(resumed.run.path).to_dict()
     assert json.loads((full.run.path / "results.json").read_text())["zero_shot"]["gen"][0] is None
+
+
+def test_the_prompt_a_prediction_continues():
+    from tsr.data.collate import Encoded
+
+    enc = Encoded((5, 6, 7), (8, 2))
+    assert prompt_ids(enc, 10, 2) == [5, 6, 7]
+    assert prompt_ids(enc, 3, 2) == [7]              # cut from the left as the teacher-forced pass is
+    assert prompt_ids(enc, 2, 2) == [7]              # no room left: the prompt's last token
+    assert prompt_ids(Encoded((), (8, 2)), 4, 2) == [2]  # no prompt: EOS as a start token
 
 
 def test_eval_extra_tokens_is_checked():

@@ -31,10 +31,13 @@ from .evaluation import Score, example_correct
 from .text_metrics import score
 
 
-def prompt_ids(enc: Encoded, max_length: int) -> list[int]:
-    """The prompt a prediction continues: the teacher-forced pass's (cut from the left)."""
+def prompt_ids(enc: Encoded, max_length: int, eos_id: int) -> list[int]:
+    """The prompt a prediction continues: the teacher-forced pass's (cut from the left). Where
+    that cut leaves nothing (an answer of ``max_length`` tokens), the prompt's last token; for an
+    empty prompt, EOS, as a start token (greedy decoding needs one position to read)."""
     ids, _ = fit(enc, max_length)
-    return ids[: len(ids) - len(enc.answer_ids)]
+    prompt = ids[: len(ids) - len(enc.answer_ids)]
+    return prompt or list(enc.prompt_ids[-1:]) or [eos_id]
 
 
 def predict(learner: Learner, examples: Sequence[Example], encoded: Sequence[Encoded], metric: str | None,
@@ -45,7 +48,7 @@ def predict(learner: Learner, examples: Sequence[Example], encoded: Sequence[Enc
     (teacher-forced exact match), ``loss`` (mean answer-token NLL) and the metric's value."""
     correct, nll_sum, count = example_correct(learner, encoded, batch_size)
     eos = learner.encoder.eos_id
-    tokens = greedy_batch(learner, [prompt_ids(e, learner.encoder.max_length) for e in encoded],
+    tokens = greedy_batch(learner, [prompt_ids(e, learner.encoder.max_length, eos) for e in encoded],
                           [len(e.answer_ids) + extra_tokens for e in encoded], batch_size)
     rows, values = [], []
     for i, (example, ids) in enumerate(zip(examples, tokens)):

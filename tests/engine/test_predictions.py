@@ -121,6 +121,10 @@ def test_results_carry_the_generation_matrices_and_metrics(config, capsys):
     row = {line.split(",")[2]: float(line.split(",")[3]) for line in lines[1:]}
     assert row["plas_sari"] == pytest.approx(gen[2][2], abs=1e-6)
     assert row["bwt_rouge_l"] == pytest.approx(gen[3][1] - gen[1][1], abs=1e-6)
+    # a folder of runs is read through its results store, where a NaN metric (bwt_edit_sim: the
+    # last task is the only one scored by it) is null: the same table
+    assert main(["table", str(outcome.run.path.parent), "--format", "csv", "--gen"]) == 0
+    assert capsys.readouterr().out.splitlines() == lines
     assert main(["table", str(outcome.run.path), "--format", "csv"]) == 0
     assert [line.split(",")[2] for line in capsys.readouterr().out.splitlines()[1:]] == ["overall", "plas", "bwt"]
     assert main(["table", str(outcome.run.path), "--format", "md", "--gen", "--loss"]) == 0

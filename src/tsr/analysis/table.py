@@ -136,7 +136,7 @@ def run_labels(summaries: list[RunSummary]) -> dict[Path, tuple[str, str]]:
 
 
 def mean_std(values: list[float]) -> tuple[float, float, int]:
-    values = [v for v in values if not math.isnan(v)]
+    values = [v for v in values if v is not None and not math.isnan(v)]  # the store holds NaN as null
     if not values:
         return math.nan, math.nan, 0
     std = statistics.stdev(values) if len(values) > 1 else 0.0

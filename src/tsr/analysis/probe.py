@@ -4,10 +4,20 @@ For a target task at budget N, every arm trains a fresh adapter from the shared
 initialisation for the same number of steps with the same seeds:
 
 ``target``     the N target examples alone;
-``full``       10N target examples (a superset of the N, drawn from the same permutation);
+``full``       10N target examples (a superset of the N, drawn from the same permutation), or
+               any other size given (``full_size``: the paper's fixed N_max); since the
+               examples are a prefix of one permutation, a full arm of M examples trains
+               exactly as the target arm at budget M;
 ``mixed:J``    a 50/50 mixture of source J's whole pool with the N target examples (each step
                draws its batch from the source with probability 1/2, i.e. ER with alpha = 1/2
-               and the source pool as the only replay data).
+               and the source pool as the only replay data);
+``random``     the mixed arm of a source drawn uniformly from the other tasks of the probed
+               stream (the probe has no order, so every other task counts as a past one;
+               ``sources`` limits the mixed arms, not this draw) by a
+               generator derived from (seed, purpose, target): :func:`random_source`. It is
+               the same training as that source's mixed arm, so a saved twin is copied, not
+               rerun. The hindsight oracle is no arm: it is a view of the saved mixed arms
+               (:mod:`tsr.analysis.arms`).
 
 Each arm's score on the target's test set is saved as one JSON file, so an interrupted probe
 resumes where it stopped; arms fan out over worker processes. :mod:`tsr.analysis.transfer` turns the
@@ -47,7 +57,8 @@ from ..methods.seqft import SeqFT
 from ..model.learner import Learner, build_learner
 from ..rng import numpy_rng
 
-ARMS = ("target", "full", "mixed")
+ARMS = ("target", "full", "mixed", "random")
+DEFAULT_ARMS = ("target", "full", "mixed")
 FULL_FACTOR = 10
 
 
@@ -57,10 +68,14 @@ class Job:
     arm: str
     seed: int
     source: str | None = None
+    size: int | None = None  # a full arm's examples when not 10N
+    candidates: tuple[str, ...] = ()  # a random arm's sources to draw from
 
     @property
     def label(self) -> str:
-        return self.arm if self.source is None else f"{self.arm}:{self.source}"
+        if self.arm == "full" and self.size is not None:
+            return f"full-n{self.size}"
+        return self.arm if self.source is None or self.arm == "random" else f"{self.arm}:{self.source}"
 
     @property
     def key(self) -> str:
@@ -68,9 +83,21 @@ class Job:
         return f"{safe(self.target)}__{safe(self.label)}__s{self.seed}"
 
 
+def random_source(seed: int, target: str, candidates: Iterable[str]) -> str:
+    """The source of the ``random`` arm of ``target`` at ``seed``: uniform over ``candidates``
+    (in the order given), from the generator of (seed, "probe-random-source", target)."""
+    candidates = list(candidates)
+    if not candidates:
+        raise ConfigError(f"the random arm of {target!r} has no source to draw from")
+    return candidates[int(numpy_rng(seed, "probe-random-source", target).integers(len(candidates)))]
+
+
 def plan_jobs(stream: Stream, seeds: Iterable[int], targets: list[str] | None = None,
-              sources: list[str] | None = None, arms: Iterable[str] = ARMS) -> list[Job]:
-    """Every (target, arm, seed) the probe needs; ``mixed`` pairs each target with each source."""
+              sources: list[str] | None = None, arms: Iterable[str] = DEFAULT_ARMS,
+              full_size: int | None = None, budget: int | None = None) -> list[Job]:
+    """Every (target, arm, seed) the probe needs; ``mixed`` pairs each target with each source,
+    ``random`` draws one of them per (target, seed). ``full_size`` (with the ``budget``) sets
+    the full arm's examples; 10 x budget (or None) is today's full arm."""
     names = stream.names
     for group, label in ((targets, "targets"), (sources, "sources")):
         unknown = [n for n in group or [] if n not in names]
@@ -80,7 +107,9 @@ def plan_jobs(stream: Stream, seeds: Iterable[int], targets: list[str] | None = 
     if bad:
         raise ConfigError(f"--arms: unknown arm {bad[0]!r} (valid: {', '.join(ARMS)})")
     arms = list(arms)
-    if "mixed" in arms and "target" not in arms:
+    if full_size is not None and budget is not None and full_size == budget * FULL_FACTOR:
+        full_size = None  # the same arm as the default full arm: one file
+    if ("mixed" in arms or "random" in arms) and "target" not in arms:
         arms.insert(0, "target")  # every mixed arm is measured against its target arm
     jobs = []
     for target in targets or names:
@@ -88,14 +117,21 @@ def plan_jobs(stream: Stream, seeds: Iterable[int], targets: list[str] | None = 
             for arm in arms:
                 if arm == "mixed":
                     jobs += [Job(target, arm, seed, s) for s in sources or names if s != target]
+                elif arm == "random":
+                    # over every other probed task, whatever subset of mixed arms --sources asks for
+                    pool = tuple(s for s in names if s != target)
+                    jobs.append(Job(target, arm, seed, random_source(seed, target, pool), candidates=pool))
+                elif arm == "full":
+                    jobs.append(Job(target, arm, seed, size=full_size))
                 else:
                     jobs.append(Job(target, arm, seed))
     return jobs
 
 
-def arm_examples(task: Task, budget: int, arm: str, seed: int) -> list[Example]:
-    """The target examples an arm trains on: N, or 10N from the same permutation."""
-    n = budget * FULL_FACTOR if arm == "full" else budget
+def arm_examples(task: Task, budget: int, arm: str, seed: int, size: int | None = None) -> list[Example]:
+    """The target examples an arm trains on: N, or the full arm's 10N (or ``size``), the
+    first of one permutation."""
+    n = (size or budget * FULL_FACTOR) if arm == "full" else budget
     if n > len(task.pool):
         raise ConfigError(f"task {task.name!r} has {len(task.pool)} training examples; the "
                           f"{arm!r} arm needs {n} (stream.budget={budget})")
@@ -133,13 +169,13 @@ def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: d
     learner.adapter.load(learner.init_state)
     task = stream.task(job.target)
     memory: list[TaskRecord] = []
-    if job.arm == "mixed":
+    if job.arm in ("mixed", "random"):
         source = stream.task(job.source)
         memory.append(TaskRecord(0, source.name, source.kind.value, None, source.pool, learner.init_state))
         method = ER(ERParams(alpha=0.5))
     else:
         method = SeqFT(NoParams())
-    examples = arm_examples(task, cfg.stream.budget, job.arm, job.seed)
+    examples = arm_examples(task, cfg.stream.budget, job.arm, job.seed, job.size)
     if job.target not in tests:
         tests[job.target] = learner.encoder.encode_all(task.test[: cfg.stream.test_cap], f"task {task.name!r} (test)")
     dropout = cfg.lora.dropout > 0
@@ -150,7 +186,9 @@ def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: d
     score = evaluate(learner, tests[job.target], cfg.eval.batch_size)
     result = {"target": job.target, "arm": job.arm, "source": job.source, "seed": job.seed,
               "kind": task.kind.value, "acc": score.acc, "loss": score.loss, "n": score.n,
-              "seconds": round(time.time() - started, 2)}
+              "examples": len(examples), "seconds": round(time.time() - started, 2)}
+    if job.arm == "random":
+        result["candidates"] = list(job.candidates)
     if curve.scores:
         result["checkpoints"] = curve.scores
         result["checkpoint_seconds"] = round(curve.seconds, 2)  # included in "seconds"
@@ -224,7 +262,10 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
         raise ConfigError(f"{out}: holds probe arms of a different config (see its config.yaml); "
                           "choose another --out")
     # the data the arms train on: every task of the stream, whatever order or subset is probed
-    digest = load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options).digest()
+    every = load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options)
+    digest = every.digest()
+    for job in jobs:  # a budget over the pool fails here, before anything is written
+        arm_examples(every.task(job.target), cfg.stream.budget, job.arm, job.seed, job.size)
     data = Path(out) / "data.json"
     if data.is_file() and json.loads(data.read_text(encoding="utf-8")).get("digest") != digest:
         # the same config over other examples (a changed generator or data files)
@@ -236,6 +277,10 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
     write_json(data, {"stream": cfg.stream.source, "digest": digest})
     todo = [j for j in jobs if not _saved(arms_dir / f"{j.key}.json", checkpoints)]
     done = len(jobs) - len(todo)
+    # a random arm is its source's mixed arm: copied from that arm's file when it is (or will be) saved
+    twins = {j: Job(j.target, "mixed", j.seed, j.source) for j in todo if j.arm == "random"}
+    copies = [j for j, twin in twins.items() if twin in todo or _saved(arms_dir / f"{twin.key}.json", checkpoints)]
+    todo = [j for j in todo if j not in copies]
 
     def finished(result: dict) -> None:
         nonlocal done
@@ -248,5 +293,10 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
         threads = cfg.model.threads
     run_pool(_setup, (cfg, threads, checkpoints, str(arms_dir.resolve())), _work, todo, workers, finished,
              executor=executor, cpus_per_run=threads)
+    for job in copies:
+        twin = json.loads((arms_dir / f"{twins[job].key}.json").read_text(encoding="utf-8"))
+        result = {**twin, "arm": "random", "candidates": list(job.candidates), "copied_from": twins[job].key}
+        write_json(arms_dir / f"{job.key}.json", result)
+        finished(result)
     # the folder holds arms of one config only, so its report covers every arm saved in it
     return [json.loads(path.read_text(encoding="utf-8")) for path in sorted(arms_dir.glob("*.json"))]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..atomic import write_json, write_text
 from ..data.example import Stream
+from .arms import write_arm_table
 from .curves import curve_points, save_curves
 from .heatmap import save_heatmap
 from .transfer import (
@@ -31,7 +32,8 @@ def write_report(out: Path, arms: list[dict], stream: Stream, relations: dict | 
 
     With ``steps`` (the arms' step count) and arms scored on the way (probe checkpoints), the
     learning curves are drawn too (``curves.png``), and with target arms scored at
-    ``steps // 2`` the exposure-matched matrix is written (``exposure-matched.md``).
+    ``steps // 2`` the exposure-matched matrix is written (``exposure-matched.md``). With
+    mixed or random arms, the arm table (target-only, full, random, oracle; ``arm-table.md``).
     """
     out = Path(out)
     order = stream.names
@@ -60,6 +62,8 @@ def write_report(out: Path, arms: list[dict], stream: Stream, relations: dict | 
     if points:
         report["curves"] = points
         save_curves(points, kinds, order, out / "curves.png", title=f"learning curves · {stream.name}")
+    if any(a["arm"] == "target" for a in arms) and any(a["arm"] in ("mixed", "random") for a in arms):
+        report["arm_table"] = write_arm_table(out, arms, order)
     if signatures:
         report["signatures"] = signatures
     write_json(out / "report.json", report)

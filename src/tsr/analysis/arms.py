@@ -1,0 +1,131 @@
+"""The paper's arm table: target-only, full, random source, hindsight oracle (and the column's
+best source), per target, mean ± std over seeds.
+
+Pure functions of a probe folder's saved arms (:mod:`tsr.analysis.probe`).
+
+- ``random`` is a trained arm (the mixed arm of a uniformly drawn source; see
+  :func:`tsr.analysis.probe.random_source`).
+- ``oracle`` is a view, not a training: for each (target, seed), the saved mixed arm with the
+  best target score (accuracy for classification targets, lowest answer loss for generation
+  targets), chosen in hindsight among the folder's mixed arms of that target and seed. The
+  paper defines it as hindsight selection; with the mixed arms of every source saved, training
+  it again would reproduce one of them bit for bit. Chosen per seed, it is optimistic (the
+  maximum of noisy scores); ``best-mean`` is the mixed arm of the one source with the best
+  mean over seeds (the matrix's column best), the unbiased-by-seed reading.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+from ..atomic import write_json, write_text
+from ..errors import ConfigError
+from .transfer import metric
+
+COLUMNS = ("target", "full", "random", "oracle", "best-mean")
+
+
+def _better(kind: str, a: float, b: float) -> bool:
+    return a > b if kind == "classification" else a < b
+
+
+def oracle_arms(arms: list[dict]) -> list[dict]:
+    """Per (target, seed), a copy of the best saved mixed arm (ties: the first source by name),
+    with ``arm`` = "oracle"; targets and seeds without a mixed arm have none."""
+    best: dict[tuple[str, int], dict] = {}
+    for a in sorted((a for a in arms if a["arm"] == "mixed"), key=lambda a: (a["target"], a["seed"], a["source"])):
+        key, score = (a["target"], a["seed"]), a[metric(a["kind"])]
+        held = best.get(key)
+        if held is None or _better(a["kind"], score, held[metric(held["kind"])]):
+            best[key] = a
+    return [{**{k: v for k, v in a.items() if k != "checkpoints"}, "arm": "oracle"} for _, a in sorted(best.items())]
+
+
+def best_mean_arms(arms: list[dict]) -> list[dict]:
+    """The mixed arms of each target's source with the best mean score over the seeds it has."""
+    scores: dict[tuple[str, str], list[float]] = {}
+    kinds = {}
+    for a in arms:
+        if a["arm"] == "mixed":
+            scores.setdefault((a["target"], a["source"]), []).append(a[metric(a["kind"])])
+            kinds[a["target"]] = a["kind"]
+    choice: dict[str, str] = {}
+    for (target, source), values in sorted(scores.items()):
+        held = choice.get(target)
+        if held is None or _better(kinds[target], statistics.fmean(values), statistics.fmean(scores[(target, held)])):
+            choice[target] = source
+    return [{**a, "arm": "best-mean"} for a in arms if a["arm"] == "mixed" and choice.get(a["target"]) == a["source"]]
+
+
+def _summary(values: list[float]) -> dict:
+    if not values:
+        return {"mean": math.nan, "std": math.nan, "n": 0}
+    return {"mean": statistics.fmean(values), "std": statistics.stdev(values) if len(values) > 1 else math.nan,
+            "n": len(values)}
+
+
+def arm_table(arms: list[dict]) -> dict[str, dict]:
+    """``table[target]`` = kind, metric, and per column mean / std / n over seeds (with the
+    sources each seed's random and oracle arm used)."""
+    if not any(a["arm"] == "target" for a in arms):
+        raise ConfigError("the arm table needs target arms (run `tsr probe` with --arms target)")
+    if not any(a["arm"] in ("mixed", "random", "full") for a in arms):
+        raise ConfigError("the arm table needs full, mixed or random arms beside the target arms "
+                          "(run `tsr probe --arms target,full,mixed,random`)")
+    rows = [a for a in arms if a["arm"] in ("target", "full", "random")] + oracle_arms(arms) + best_mean_arms(arms)
+    table: dict[str, dict] = {}
+    for target in sorted({a["target"] for a in arms if a["arm"] == "target"}):
+        mine = [a for a in rows if a["target"] == target]
+        kind = mine[0]["kind"]
+        key = metric(kind)
+        entry: dict = {"kind": kind, "metric": key}
+        for column in COLUMNS:
+            chosen = sorted((a for a in mine if a["arm"] == column), key=lambda a: a["seed"])
+            entry[column] = _summary([a[key] for a in chosen])
+            if column in ("random", "oracle", "best-mean"):
+                entry[column]["sources"] = {str(a["seed"]): a["source"] for a in chosen}
+        table[target] = entry
+    return table
+
+
+def _cell(c: dict) -> str:
+    if not c["n"]:
+        return "—"
+    std = "" if math.isnan(c["std"]) else f" ± {c['std']:.3f}"
+    return f"{c['mean']:.3f}{std}"
+
+
+def table_markdown(table: dict[str, dict], order: list[str] | None = None) -> str:
+    lines = ["| target | metric | target-only | full | random | oracle | best-mean (source) | seeds |",
+             "|---|---|---|---|---|---|---|---|"]
+    for t in [t for t in order or sorted(table) if t in table]:
+        r = table[t]
+        source = ", ".join(sorted(set(r["best-mean"]["sources"].values())))
+        best = _cell(r["best-mean"]) + (f" ({source})" if source else "")
+        lines.append(f"| {t} | {r['metric']} | {_cell(r['target'])} | {_cell(r['full'])} | {_cell(r['random'])} "
+                     f"| {_cell(r['oracle'])} | {best} | {r['target']['n']} |")
+    return "\n".join(lines) + "\n"
+
+
+def table_csv(table: dict[str, dict]) -> str:
+    rows = ["target,kind,metric,arm,mean,std,n"]
+    for t, r in table.items():
+        for column in COLUMNS:
+            c = r[column]
+            rows.append(f"{t},{r['kind']},{r['metric']},{column},{c['mean']:.6f},{c['std']:.6f},{c['n']}")
+    return "\n".join(rows) + "\n"
+
+
+def write_arm_table(out, arms: list[dict], order: list[str] | None = None) -> dict:
+    """``arm-table.md``, ``.csv`` and ``.json`` into ``out``; returns the table."""
+    from pathlib import Path
+
+    table = arm_table(arms)
+    out = Path(out)
+    write_text(out / "arm-table.md", "# Probe arms per target (mean ± std over seeds)\n\n" + table_markdown(table, order)
+               + "\noracle: each seed's best mixed arm in hindsight (optimistic); best-mean: the mixed arm of the "
+               "source with the best mean over seeds; random: the mixed arm of a uniformly drawn source.\n")
+    write_text(out / "arm-table.csv", table_csv(table))
+    write_json(out / "arm-table.json", table)
+    return table

@@ -65,9 +65,9 @@ def _f(x, signed: bool = False) -> str:
 def _eq(le: dict | None) -> str:
     if not le:
         return "-"
-    mark = {"inside": "", "below": "< ", "above": "> "}[le["range"]]
+    mark = {"inside": "", "below": "< ", "above": "> "}[le["range"]]  # bounds, never extrapolated
     share = "" if le["opportunity_share"] is None else f", {100 * le['opportunity_share']:.0f}% of headroom"
-    return f"{mark}{le['equivalent']:.0f} (×{le['efficiency']:.2f}{share})"
+    return f"{mark}{le['equivalent']:.0f} (×{mark}{le['efficiency']:.2f}{share})"
 
 
 def budget_markdown(summary: dict, order: list[str]) -> str:
@@ -105,8 +105,9 @@ def budget_figure(summary: dict, order: list[str], title: str):
     targets = [t for t in order if t in summary["targets"]]
     cols = min(4, len(targets))
     rows = -(-len(targets) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.8 * rows + 0.7), squeeze=False)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(4.4, 3.3 * cols), 2.9 * rows + 0.8), squeeze=False)
     tab10 = matplotlib.colormaps["tab10"]
+    palette = [tab10(i) for i in (0, 1, 3, 5, 8, 9)]  # no green (N_max), purple (oracle) or grey (random)
     for ax, t in zip(axes.flat, targets):
         r = summary["targets"][t]
         ns = [int(n) for n in r["curve"]]
@@ -118,12 +119,20 @@ def budget_figure(summary: dict, order: list[str], title: str):
         if str(summary["n_max"]) in r["curve"]:
             ax.axhline(r["curve"][str(summary["n_max"])]["mean"], color="#2e8b3d", ls="--", lw=1.0,
                        label=f"S(N_max={summary['n_max']})")
-        for i, (label, cells) in enumerate(sorted(r["arms"].items())):
+        mixed = sorted(label for label in r["arms"] if label.startswith("mixed:"))
+        for label in [lb for lb in ("oracle", "random") if lb in r["arms"]] + mixed:
+            cells = r["arms"][label]
             points = [(int(n), r["curve"][n]["mean"] + c["mean"]) for n, c in cells.items() if n in r["curve"]]
-            if points:
-                xs, ys = zip(*sorted(points))
-                ax.plot(xs, ys, color=tab10(i % 10), lw=1.0, ls=":", marker="s", ms=2.5,
-                        label=label.replace("mixed:", ""))
+            if not points:
+                continue
+            xs, ys = zip(*sorted(points))
+            if label == "oracle":  # hollow and wide, so that a mixed arm it equals shows through
+                style = dict(color="#7b3fa0", lw=1.6, ls="-", marker="o", ms=6, mfc="none", alpha=0.8)
+            elif label == "random":
+                style = dict(color="#777777", lw=1.2, ls="--", marker="x", ms=4)
+            else:
+                style = dict(color=palette[mixed.index(label) % len(palette)], lw=1.0, ls=":", marker="s", ms=2.5)
+            ax.plot(xs, ys, label=label.replace("mixed:", "mixed: "), **style)
         if r["kind"] == "classification":
             ax.set_ylim(-0.02, 1.02)  # accuracy on its whole scale: flat and steep curves read alike
         ax.ticklabel_format(axis="y", useOffset=False)
@@ -138,7 +147,7 @@ def budget_figure(summary: dict, order: list[str], title: str):
         ax.legend(fontsize=6, loc="best")
     for ax in list(axes.flat)[len(targets):]:
         ax.axis("off")
-    fig.suptitle(title + " (band: ± std over seeds)", fontsize=9)
+    fig.suptitle(title + "\nmean over seeds; band: ± std of the target arm", fontsize=9)
     fig.tight_layout()
     return fig
 

@@ -63,8 +63,8 @@ def equivalent_examples(curve: dict[int, float], n: int, gain: float, kind: str 
     negative helps) in labelled target examples, through ``curve`` (budget -> mean score).
 
     Returns ``equivalent`` (examples), ``range`` (inside / below / above), ``efficiency``
-    (equivalent / n) and ``opportunity_share`` (the gain over the fitted headroom at n,
-    S(N_max) - S(n); None where there is none)."""
+    (equivalent / n) and ``opportunity_share`` (a positive gain over the fitted headroom at n,
+    S(N_max) - S(n); None for a gain <= 0 or where there is no headroom)."""
     sign = 1.0 if kind == "classification" else -1.0
     ns = sorted(curve)
     if n not in curve:
@@ -74,4 +74,4 @@ def equivalent_examples(curve: dict[int, float], n: int, gain: float, kind: str 
     equivalent, where = invert(ns, fitted, at + sign * gain, ns.index(n))
     room = fitted[-1] - at
     return {"n": n, "gain": gain, "equivalent": equivalent, "range": where, "efficiency": equivalent / n,
-            "opportunity_share": sign * gain / room if room > 0 else None}
+            "opportunity_share": sign * gain / room if room > 0 and sign * gain > 0 else None}

@@ -85,7 +85,8 @@ def budget_dirs(cfg: RunConfig, stream: Stream, plan: BudgetPlan) -> dict[int, P
 
 
 def audit_dir(cfg: RunConfig, stream: Stream, plan: BudgetPlan) -> Path:
-    return Path(cfg.out_dir) / f"audit-budget-{stream.name}-{pr._arms_config(at_budget(cfg, plan.n_max)).fingerprint()}"
+    """``<out_dir>/audit-budget-<stream>-<fingerprint>``, the fingerprint of the N_max probe folder."""
+    return Path(cfg.out_dir) / pr.probe_dir(at_budget(cfg, plan.n_max), stream).name.replace("probe-", "audit-budget-", 1)
 
 
 def jobs_at(stream: Stream, plan: BudgetPlan) -> list[pr.Job]:

@@ -23,7 +23,7 @@ from ..atomic import write_json, write_text
 from ..errors import ConfigError
 from .transfer import metric
 
-COLUMNS = ("target", "full", "random", "oracle", "best-mean")
+COLUMNS = ("target", "full", "random", "oracle", "best-mean", "routed")
 
 
 def _better(kind: str, a: float, b: float) -> bool:
@@ -58,6 +58,20 @@ def best_mean_arms(arms: list[dict]) -> list[dict]:
     return [{**a, "arm": "best-mean"} for a in arms if a["arm"] == "mixed" and choice.get(a["target"]) == a["source"]]
 
 
+def routed_arms(arms: list[dict], routes: dict[str, dict[str, str]]) -> list[dict]:
+    """The saved mixed arm of the source a signature picks for each (target, seed):
+    ``routes[seed][target]`` (argmax routing: the source most similar to the target)."""
+    return [{**a, "arm": "routed"} for a in arms
+            if a["arm"] == "mixed" and routes.get(str(a["seed"]), {}).get(a["target"]) == a["source"]]
+
+
+def signature_routes(signatures: dict | None, kind: str = "gradb") -> dict[str, dict[str, str]]:
+    """Each seed's top-1 source per target from a probe report's signature audit (empty
+    without one, or without that signature)."""
+    entry = (signatures or {}).get(kind) or {}
+    return {seed: dict(row.get("top1", {})) for seed, row in entry.get("per_seed", {}).items()}
+
+
 def _summary(values: list[float]) -> dict:
     if not values:
         return {"mean": math.nan, "std": math.nan, "n": 0}
@@ -65,15 +79,17 @@ def _summary(values: list[float]) -> dict:
             "n": len(values)}
 
 
-def arm_table(arms: list[dict]) -> dict[str, dict]:
+def arm_table(arms: list[dict], routes: dict[str, dict[str, str]] | None = None) -> dict[str, dict]:
     """``table[target]`` = kind, metric, and per column mean / std / n over seeds (with the
-    sources each seed's random and oracle arm used)."""
+    sources each seed's random, oracle, best-mean and routed arm used); ``routes`` (seed ->
+    target -> source, :func:`signature_routes`) fills the signature-routed column."""
     if not any(a["arm"] == "target" for a in arms):
         raise ConfigError("the arm table needs target arms (run `tsr probe` with --arms target)")
     if not any(a["arm"] in ("mixed", "random", "full") for a in arms):
         raise ConfigError("the arm table needs full, mixed or random arms beside the target arms "
                           "(run `tsr probe --arms target,full,mixed,random`)")
     rows = [a for a in arms if a["arm"] in ("target", "full", "random")] + oracle_arms(arms) + best_mean_arms(arms)
+    rows += routed_arms(arms, routes or {})
     table: dict[str, dict] = {}
     for target in sorted({a["target"] for a in arms if a["arm"] == "target"}):
         mine = [a for a in rows if a["target"] == target]
@@ -83,7 +99,7 @@ def arm_table(arms: list[dict]) -> dict[str, dict]:
         for column in COLUMNS:
             chosen = sorted((a for a in mine if a["arm"] == column), key=lambda a: a["seed"])
             entry[column] = _summary([a[key] for a in chosen])
-            if column in ("random", "oracle", "best-mean"):
+            if column in ("random", "oracle", "best-mean", "routed"):
                 entry[column]["sources"] = {str(a["seed"]): a["source"] for a in chosen}
         table[target] = entry
     return table
@@ -97,14 +113,17 @@ def _cell(c: dict) -> str:
 
 
 def table_markdown(table: dict[str, dict], order: list[str] | None = None) -> str:
-    lines = ["| target | metric | target-only | full | random | oracle | best-mean (source) | seeds |",
-             "|---|---|---|---|---|---|---|---|"]
+    routed = any(r["routed"]["n"] for r in table.values())
+    lines = ["| target | metric | target-only | full | random | oracle | best-mean (source) |"
+             + (" signature-routed |" if routed else "") + " seeds |",
+             "|---|---|---|---|---|---|---|" + ("---|" if routed else "") + "---|"]
     for t in [t for t in order or sorted(table) if t in table]:
         r = table[t]
         source = ", ".join(sorted(set(r["best-mean"]["sources"].values())))
         best = _cell(r["best-mean"]) + (f" ({source})" if source else "")
         lines.append(f"| {t} | {r['metric']} | {_cell(r['target'])} | {_cell(r['full'])} | {_cell(r['random'])} "
-                     f"| {_cell(r['oracle'])} | {best} | {r['target']['n']} |")
+                     f"| {_cell(r['oracle'])} | {best} |" + (f" {_cell(r['routed'])} |" if routed else "")
+                     + f" {r['target']['n']} |")
     return "\n".join(lines) + "\n"
 
 
@@ -117,15 +136,18 @@ def table_csv(table: dict[str, dict]) -> str:
     return "\n".join(rows) + "\n"
 
 
-def write_arm_table(out, arms: list[dict], order: list[str] | None = None) -> dict:
+def write_arm_table(out, arms: list[dict], order: list[str] | None = None,
+                    routes: dict[str, dict[str, str]] | None = None) -> dict:
     """``arm-table.md``, ``.csv`` and ``.json`` into ``out``; returns the table."""
     from pathlib import Path
 
-    table = arm_table(arms)
+    table = arm_table(arms, routes)
     out = Path(out)
     write_text(out / "arm-table.md", "# Probe arms per target (mean ± std over seeds)\n\n" + table_markdown(table, order)
                + "\noracle: each seed's best mixed arm in hindsight (optimistic); best-mean: the mixed arm of the "
-               "source with the best mean over seeds; random: the mixed arm of a uniformly drawn source.\n")
+               "source with the best mean over seeds; random: the mixed arm of a uniformly drawn source; signature-routed "
+               "(with a signature audit): the mixed arm of the source whose gradb signature is most similar to the "
+               "target's at that seed (argmax routing; TSR itself routes softly).\n")
     write_text(out / "arm-table.csv", table_csv(table))
     write_json(out / "arm-table.json", table)
     return table

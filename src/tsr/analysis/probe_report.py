@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..atomic import write_json, write_text
 from ..data.example import Stream
-from .arms import write_arm_table
+from .arms import signature_routes, write_arm_table
 from .curves import curve_points, save_curves
 from .heatmap import save_heatmap
 from .transfer import (
@@ -63,7 +63,7 @@ def write_report(out: Path, arms: list[dict], stream: Stream, relations: dict | 
         report["curves"] = points
         save_curves(points, kinds, order, out / "curves.png", title=f"learning curves · {stream.name}")
     if any(a["arm"] == "target" for a in arms) and any(a["arm"] in ("mixed", "random") for a in arms):
-        report["arm_table"] = write_arm_table(out, arms, order)
+        report["arm_table"] = write_arm_table(out, arms, order, signature_routes(signatures))
     if signatures:
         report["signatures"] = signatures
     write_json(out / "report.json", report)

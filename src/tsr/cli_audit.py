@@ -1,0 +1,135 @@
+"""`tsr audit NAME`: the paper's audits as commands (thin, as the rest of the CLI; the work is in
+tsr.analysis.budget, tsr.analysis.budget_report and tsr.analysis.arms)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from rich.console import Console
+
+from .cli import _add_executor_flags, _csv, _executor, _split_args
+from .errors import TsrError
+
+EXAMPLES = {
+    "": """examples:
+  tsr audit budget --seeds 0,1,2,3,4 --workers 2          # S_t(N) for N = 10..500, headroom vs N_max = 500
+  tsr audit arms runs/probe-synth-trace-1a2b3c4d5e        # the arm table of a probe folder
+Each audit writes JSON, markdown and a figure into its folder; `tsr audit NAME --help` for more.""",
+    "budget": """examples:
+  tsr audit budget --seeds 0,1,2,3,4 --workers 2                     # every task, N = 10,20,50,100,200 and 500
+  tsr audit budget --targets arith-cm --sources arith-ds --arms target,mixed,random --seeds 0,1,2
+  tsr audit budget --budgets 10,30,100 --n-max 300 --seeds 0,1 train.steps=200 stream.test_cap=100
+Each budget's arms live in the probe folder of that budget (tsr probe stream.budget=N), so saved
+arms are reused and a rerun resumes; the report (budget.json, budget.md, budget.png) goes to
+<out_dir>/audit-budget-<stream>-<fingerprint> (or --out). With mixed or random arms it also
+converts their gains into equivalent target examples through S_t(N) (label efficiency).""",
+    "arms": """examples:
+  tsr audit arms runs/probe-synth-trace-1a2b3c4d5e        # target-only, full, random, oracle per target
+Reads the folder's saved arms (nothing is trained) and writes arm-table.md/.csv/.json into it
+(or --out): mean ± std over seeds; oracle = each seed's best mixed arm in hindsight.""",
+}
+
+
+def _one_line_errors(parser: argparse.ArgumentParser) -> None:
+    """Usage errors of this parser as one ``tsr: error:`` line (exit 2), not usage + message."""
+    def error(message: str):
+        raise TsrError(f"{parser.prog}: {message}")
+
+    parser.error = error  # type: ignore[method-assign]
+
+
+def cmd_audit_budget(args: argparse.Namespace, console: Console) -> int:
+    from .analysis import budget as bu
+    from .analysis.budget_report import budget_markdown, write_budget_report
+    from .analysis.probe import load_probe_stream
+    from .config import load_config
+
+    config, overrides = _split_args(args.items)
+    cfg = load_config(config, overrides)
+    stream = load_probe_stream(cfg)
+    plan = bu.plan_budget(stream, _csv(args.seeds, int, "--seeds") or [], _csv(args.targets), _csv(args.sources),
+                          _csv(args.budgets, int, "--budgets"), args.n_max, _csv(args.arms))
+    out = Path(args.out) if args.out else bu.audit_dir(cfg, stream, plan)
+    if args.report_only:
+        arms = bu.saved_arms(cfg, stream, plan)
+        if not any(a["arm"] == "target" for rows in arms.values() for a in rows):
+            where = bu.budget_dirs(cfg, stream, plan)[plan.budgets[0]].parent
+            raise TsrError(f"--report-only: no target arm of this sweep is saved yet (in {where})")
+        console.print(f"budget audit of {stream.name} (saved arms only) -> {out}")
+    else:
+        jobs = len(bu.jobs_at(stream, plan)) * len(plan.budgets)
+        console.print(f"budget audit of {stream.name}: N in {', '.join(map(str, plan.budgets))} "
+                      f"(N_max {plan.n_max}), {jobs} arms, {args.workers} worker(s) -> {out}")
+        err = Console(stderr=True)
+
+        def progress(result: dict, done: int, total: int) -> None:
+            if done % 10 == 0 or done == total:
+                err.print(f"  {done}/{total} arms (N={result['budget']} {result['target']} {result['arm']})")
+
+        arms = bu.run_budget(cfg, stream, plan, args.workers, progress, _executor(args))
+    command = "tsr audit budget " + " ".join(args.argv_tail) if args.argv_tail else None
+    summary = write_budget_report(out, arms, plan.n_max, stream.names, stream.name, command)
+    console.print(budget_markdown(summary, stream.names), markup=False)
+    console.print(f"saved to {out}")
+    return 0
+
+
+def cmd_audit_arms(args: argparse.Namespace, console: Console) -> int:
+    import json
+
+    from .analysis.arms import arm_table, signature_routes, table_markdown, write_arm_table
+    from .errors import ConfigError
+
+    folder = Path(args.dir)
+    files = sorted((folder / "arms").glob("*.json")) if (folder / "arms").is_dir() else []
+    if not files:
+        raise ConfigError(f"{folder}: not a probe folder (no arms/*.json)")
+    try:
+        arms = [json.loads(p.read_text(encoding="utf-8")) for p in files]
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{folder}/arms: an arm file is not readable JSON ({e})") from None
+    routes = {}
+    try:  # the signature audit of the folder's last `tsr probe --signatures`, if any
+        routes = signature_routes(json.loads((folder / "report.json").read_text(encoding="utf-8")).get("signatures"))
+    except (OSError, ValueError, AttributeError):
+        pass
+    arm_table(arms, routes)  # the arms the table needs, checked before anything is written
+    table = write_arm_table(Path(args.out) if args.out else folder, arms, routes=routes)
+    console.print(table_markdown(table), markup=False)
+    console.print(f"saved to {Path(args.out) if args.out else folder}")
+    return 0
+
+
+def add_audit_parser(add) -> None:
+    """``tsr audit NAME``: ``add`` is build_parser's helper that adds one command."""
+    p = add("audit", "The paper's audits as commands: budget sweep (with label efficiency), arm table.", None)
+    p.epilog = EXAMPLES[""]
+    _one_line_errors(p)
+    audits = p.add_subparsers(dest="audit", required=True, metavar="NAME")
+
+    def audit(name: str, help_text: str, func) -> argparse.ArgumentParser:
+        q = audits.add_parser(name, help=help_text, description=help_text, epilog=EXAMPLES[name],
+                              formatter_class=argparse.RawDescriptionHelpFormatter)
+        q.set_defaults(func=func)
+        _one_line_errors(q)
+        return q
+
+    q = audit("budget", "Budget sweep: S_t(N) and headroom against a fixed N_max, over seeds.", cmd_audit_budget)
+    q.add_argument("items", nargs="*", metavar="CONFIG | key=value")
+    q.add_argument("--budgets", help="comma-separated N (default 10,20,50,100,200,500 below N_max)")
+    q.add_argument("--n-max", type=int, metavar="N", help="the reference budget (default 500, or the smallest pool)")
+    q.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
+    q.add_argument("--targets", help="comma-separated target tasks (default: all)")
+    q.add_argument("--sources", help="comma-separated sources of the mixed arms (default: all; the random arm draws from all)")
+    q.add_argument("--arms", help="comma-separated arms: target, mixed, random (default: target)")
+    q.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel processes")
+    q.add_argument("--out", help="report folder (default: <out_dir>/audit-budget-<stream>-<fingerprint>)")
+    q.add_argument("--report-only", action="store_true", help="train nothing: report the arms saved so far "
+                   "(a partial sweep, e.g. while another command runs it)")
+    _add_executor_flags(q)
+
+    q = audit("arms", "The arm table of a probe folder: target-only, full, random, oracle.", cmd_audit_arms)
+    q.add_argument("dir", metavar="PROBE_DIR")
+    q.add_argument("--out", help="where arm-table.* go (default: PROBE_DIR)")

@@ -547,7 +547,7 @@ class Harness:
         problems, trial.state_same = compare_runs(ref_run, run_path)
         trial.problems += problems
         trial.leftover += [f"{name}/{d}" for d in leftovers(run_path)]
-        trial.problems += [f"stray entry in out_dir: {p.name}" for p in out_dir.iterdir() if p.name != name]
+        trial.problems += [f"stray entry in out_dir: {p.name}" for p in out_dir.iterdir() if p.name not in (name, "index.sqlite")]
 
     # -- tsr compare -------------------------------------------------------------------------
     def compare_trial(self, trial: Trial) -> None:
@@ -588,7 +588,7 @@ class Harness:
             same.append(state)
         trial.state_same = all(same)
         trial.leftover += leftovers(out_dir)
-        trial.problems += [f"stray entry in out_dir: {p.name}" for p in out_dir.iterdir() if p.name not in ref.runs]
+        trial.problems += [f"stray entry in out_dir: {p.name}" for p in out_dir.iterdir() if p.name not in ref.runs and p.name != "index.sqlite"]
 
     # -- tsr probe ---------------------------------------------------------------------------
     def probe_trial(self, trial: Trial) -> None:

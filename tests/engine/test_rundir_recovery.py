@@ -48,4 +48,4 @@ def test_a_run_killed_while_its_directory_was_created_starts_cleanly(make_config
     other.mkdir()
     out = execute(cfg)
     assert out.results.finished and not half.exists() and other.is_dir()
-    assert sorted(p.name for p in out_dir.iterdir()) == [".other-run.a1b2c3d4.tmp", "fresh"]
+    assert sorted(p.name for p in out_dir.iterdir()) == [".other-run.a1b2c3d4.tmp", "fresh", "index.sqlite"]

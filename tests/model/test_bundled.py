@@ -73,7 +73,7 @@ def test_default_run_on_the_bundled_base(tmp_path, capsys):
                  "stream.replay_per_task=4", "stream.options.pool=16", "stream.options.test=4"])
     assert code == 0
     out = capsys.readouterr().out
-    run = next(tmp_path.iterdir())
+    run = next(p for p in tmp_path.iterdir() if p.is_dir())
     results = json.loads((run / "results.json").read_text())
     assert "results · tsr" in out and "stance" in out and len(results["tasks"]) == 8
     assert (run / "memory" / "07-simplify" / "snapshot.safetensors").is_file()

@@ -52,6 +52,8 @@ tsr.methods, docs/api.md), each with where it comes from.""",
   tsr probe --arms target,full --checkpoints 250,500,750 # also score every arm after these steps
   tsr probe --arms target,full --report-at 500           # headroom at a 500-step budget from those scores
   tsr probe --seeds 0,1,2 --executor ray --ray-address auto --workers 16   # the arms on a Ray cluster
+  tsr probe --arms target,full,mixed,random --seeds 0,1,2 # + random-source arm; arm-table.md adds the oracle
+  tsr probe stream.budget=100 --arms target,full --full 500   # headroom against a fixed N_max = 500
 Arms already saved in the output folder are not run again.""",
     "compare": """examples:
   tsr compare --seeds 0,1,2 --workers 2                   # every method on synth-trace, Table-3 layout
@@ -211,8 +213,11 @@ def _add_executor_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus-per-run", type=float, default=0.0, help="ray: GPU share per run (0.25: four runs a GPU)")
 
 
-def _csv(text: str | None, cast=str) -> list | None:
-    return None if not text else [cast(x.strip()) for x in text.split(",") if x.strip()]
+def _csv(text: str | None, cast=str, flag: str = "a list") -> list | None:
+    try:
+        return None if not text else [cast(x.strip()) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise TsrError(f"{flag}: {text!r} is not a comma-separated list of {cast.__name__}s") from None
 
 
 def cmd_probe(args: argparse.Namespace, console: Console) -> int:
@@ -228,7 +233,9 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     cfg = load_config(config, overrides)
     stream = pr.load_probe_stream(cfg)
     seeds = _csv(args.seeds, int) or [0]
-    jobs = pr.plan_jobs(stream, seeds, _csv(args.targets), _csv(args.sources), _csv(args.arms) or list(pr.ARMS))
+    full = args.full or cfg.stream.budget * pr.FULL_FACTOR
+    jobs = pr.plan_jobs(stream, seeds, _csv(args.targets), _csv(args.sources), _csv(args.arms) or list(pr.DEFAULT_ARMS),
+                        full, cfg.stream.budget)
     out = Path(args.out) if args.out else pr.probe_dir(cfg, stream)
     console.print(f"probe of {stream.name}: {len(jobs)} arms, {args.workers} worker(s) -> {out}")
     err = Console(stderr=True)
@@ -246,6 +253,8 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
                             _executor(args))
     # the folder is shared by every order and subset of the stream: report the tasks probed now
     arms = [a for a in arms if a["target"] in stream.names and a["source"] in (None, *stream.names)]
+    # full arms of one size (files from before sizes were recorded are 10N ones)
+    arms = [a for a in arms if a["arm"] != "full" or a.get("examples", cfg.stream.budget * pr.FULL_FACTOR) == full]
     if args.report_at is not None and args.report_at != cfg.train.steps:
         arms = arms_at(arms, args.report_at, cfg.train.steps)
         if not arms:
@@ -284,6 +293,11 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
                       f"{report['exposure_matched']['half_step']}): {out / 'exposure-matched.md'}")
     for kind, sig in (signatures or {}).items():
         console.print(f"  signature {kind}: top-1 {sig['hit_rate']}")
+    if "arm_table" in report:
+        from .analysis.arms import table_markdown
+
+        console.print("[bold]arms[/] (mean ± std over seeds; oracle: each seed's best mixed arm)")
+        console.print(table_markdown(report["arm_table"], stream.names), markup=False)
     console.print(f"saved to {out}")
     return 0
 
@@ -424,7 +438,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
     p.add_argument("--targets", help="comma-separated target tasks (default: all)")
     p.add_argument("--sources", help="comma-separated source tasks for mixed arms (default: all)")
-    p.add_argument("--arms", help="comma-separated arms: target, full, mixed (default: all)")
+    p.add_argument("--arms", help="comma-separated arms: target, full, mixed, random (default: target,full,mixed)")
+    p.add_argument("--full", type=int, metavar="M", help="examples of the full arm (default: 10 x stream.budget)")
     p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel processes")
     p.add_argument("--out", help="output folder (default: <out_dir>/probe-<stream>-<fingerprint>)")
     p.add_argument("--signatures", action="store_true", help="also compare task signatures with the matrix")
@@ -433,6 +448,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report-at", type=int, metavar="STEP",
                    help="report the scores after this step (saved by --checkpoints) into <out>/at-STEP")
     _add_executor_flags(p)
+
+    from .cli_audit import add_audit_parser
+
+    add_audit_parser(add)
 
     p = add("compare", "Run several methods over several seeds and print the comparison table.", cmd_compare)
     p.add_argument("items", nargs="*", metavar="CONFIG | key=value")
@@ -468,7 +487,11 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=UserWarning, module="peft")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    args = build_parser().parse_args(argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except TsrError as err:
+        return _fail(err)
+    args.argv_tail = list(argv if argv is not None else sys.argv[1:])[2:] if args.command == "audit" else []
     # `kill` (SIGTERM) stops a command as Ctrl-C does: worker pools are torn down on the way out
     # instead of running on as orphans, and what is finished stays saved
     main_thread = threading.current_thread() is threading.main_thread()
@@ -477,15 +500,19 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args, console)
     except TsrError as err:
-        # the message is text, not markup: a path such as `runs[old]/x.yaml` must print as it is
-        Console(stderr=True).print(f"[red]tsr: error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
-        return 2
+        return _fail(err)
     except KeyboardInterrupt:
         Console(stderr=True).print("interrupted; finished tasks are saved: run the same command again to resume")
         return 130
     finally:
         if main_thread:
             signal.signal(signal.SIGTERM, previous)
+
+
+def _fail(err: TsrError) -> int:
+    # the message is text, not markup: a path such as `runs[old]/x.yaml` must print as it is
+    Console(stderr=True).print(f"[red]tsr: error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
+    return 2
 
 
 def _terminate(signum, frame) -> None:

@@ -101,11 +101,14 @@ def test_kind_is_inferred_from_the_answers():
     assert infer_kind([f"answer {i}" for i in range(10)]).value == "generation"
 
 
-def test_a_task_of_a_bundled_benchmark_by_name(tiny_model, tmp_path):
+def test_a_task_of_a_bundled_benchmark_by_name_in_a_relative_folder(tiny_model, tmp_path, monkeypatch):
     from tsr.data.streams import load_stream
 
+    monkeypatch.chdir(tmp_path)
     folder = tmp_path / "learner"
-    outcome = learn(folder, "synth-trace:stance", overrides=[*settings(tiny_model), "train.steps=2"])
+    outcome = learn("learner", "synth-trace:stance", overrides=[*settings(tiny_model), "train.steps=2"])
+    second = learn("learner", "synth-trace:policy")  # the learnt tasks' files, found from a relative folder
+    assert second.results.tasks == ["stance", "policy"] and second.results.completed == 2
     task = load_stream("synth-trace").tasks[0]
     assert outcome.results.tasks == ["stance"] and outcome.results.kinds == [task.kind.value]
     lines = (folder / "tasks" / "01-stance" / "train.jsonl").read_text().splitlines()

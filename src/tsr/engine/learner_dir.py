@@ -165,8 +165,7 @@ def _check(cfg: RunConfig, folder: Path, entries: list[dict]) -> None:
     stream, the budget against each pool, the method's needs), on a stream file written
     outside the learner's folder."""
     with tempfile.TemporaryDirectory(prefix="tsr-learn-") as tmp:
-        absolute = [{**e, **{k: str(folder / e[k]) for k in ("train", "test") if not Path(e[k]).is_absolute()}}
-                    for e in entries]
+        absolute = [{**e, **{k: str((folder / e[k]).resolve()) for k in ("train", "test")}} for e in entries]
         spec = Path(tmp) / STREAM
         write_text(spec, _yaml({"name": "learner", "tasks": absolute}))
         trial = dataclasses.replace(cfg, stream=dataclasses.replace(cfg.stream, source=str(spec)))

@@ -161,6 +161,7 @@ def test_audit_budget_runs_resumes_and_reports(tiny_model, toy_stream, tmp_path,
         assert summary["targets"]["parity"]["curve"][str(budget)]["mean"] == pytest.approx(sum(accs) / 2)
     assert set(summary["targets"]["parity"]["arms"]) == {"mixed:vowel", "random", "oracle"}
     assert (tmp_path / "audit" / "budget.png").stat().st_size > 5000
+    assert (tmp_path / "audit" / "gains.png").stat().st_size > 5000
     assert "equivalent examples" in (tmp_path / "audit" / "budget.md").read_text()
     stamp = {p: p.stat().st_mtime_ns for p in tmp_path.glob("runs/probe-*/arms/*.json")}
     assert len(stamp) == 3 * 2 * 3  # per budget and seed: target, mixed, random (copied)

@@ -1,6 +1,6 @@
 """The budget audit's report: S_t(N) and headroom per target with their spread over seeds, the
 gains of the mixed / random / oracle arms at each N and those gains in equivalent target
-examples; written as budget.json, budget.md and budget.png."""
+examples; written as budget.json, budget.md, budget.png and gains.png."""
 
 from __future__ import annotations
 
@@ -152,9 +152,55 @@ def budget_figure(summary: dict, order: list[str], title: str):
     return fig
 
 
+def gains_figure(summary: dict, order: list[str], title: str):
+    """One panel per target with mixed / random / oracle arms: each arm's gain over the target
+    arm against N (paired by seed; band ± standard error), the zero line marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    targets = [t for t in order if summary["targets"].get(t, {}).get("arms")]
+    cols = min(4, len(targets))
+    rows = -(-len(targets) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(4.4, 3.3 * cols), 2.9 * rows + 0.8), squeeze=False)
+    tab10 = matplotlib.colormaps["tab10"]
+    palette = [tab10(i) for i in (0, 1, 3, 5, 8, 9)]
+    for ax, t in zip(axes.flat, targets):
+        r = summary["targets"][t]
+        mixed = sorted(label for label in r["arms"] if label.startswith("mixed:"))
+        ax.axhline(0.0, color="black", lw=0.8)
+        for label in [lb for lb in ("oracle", "random") if lb in r["arms"]] + mixed:
+            cells = sorted((int(n), c["mean"], 0.0 if math.isnan(c["se"]) else c["se"]) for n, c in r["arms"][label].items())
+            xs, ys, se = zip(*cells)
+            color = {"oracle": "#7b3fa0", "random": "#777777"}.get(label) or palette[mixed.index(label) % len(palette)]
+            oracle = label == "oracle"  # hollow and wide, so that a mixed arm it equals shows through
+            ax.plot(xs, ys, color=color, lw=1.6 if oracle else 1.0, marker="o", ms=6 if oracle else 3,
+                    mfc="none" if oracle else color, ls="-" if oracle else ("--" if label == "random" else ":"),
+                    label=label.replace("mixed:", "mixed: "))
+            ax.fill_between(xs, [y - e for y, e in zip(ys, se)], [y + e for y, e in zip(ys, se)], color=color,
+                            alpha=0.10, lw=0)
+        ns = [int(n) for n in r["curve"]]
+        ax.set_xscale("log")
+        ax.set_xticks(ns, [str(n) for n in ns])
+        ax.minorticks_off()
+        ax.set_title(t, fontsize=9)
+        ax.set_xlabel("target examples N", fontsize=8)
+        ax.set_ylabel("gain in accuracy" if r["kind"] == "classification" else "change in answer loss", fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.2)
+        ax.legend(fontsize=6, loc="best")
+    for ax in list(axes.flat)[len(targets):]:
+        ax.axis("off")
+    fig.suptitle(title + "\narm − target arm at the same N, paired by seed; band ± se", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
 def write_budget_report(out: Path, arms_by_n: dict[int, list[dict]], n_max: int, order: list[str],
                         title: str, command: str | None = None) -> dict:
-    """budget.json, budget.md and budget.png into ``out``; returns the summary."""
+    """budget.json, budget.md, budget.png and (with mixed, random or oracle arms) gains.png
+    into ``out``; returns the summary."""
     out = Path(out)
     summary = budget_summary(arms_by_n, n_max)
     if command:
@@ -162,5 +208,7 @@ def write_budget_report(out: Path, arms_by_n: dict[int, list[dict]], n_max: int,
     head = f"# Budget audit · {title}\n\n" + (f"```bash\n{command}\n```\n\n" if command else "")
     write_text(out / "budget.md", head + budget_markdown(summary, order))
     write_figure(out / "budget.png", budget_figure(summary, order, f"budget sweep · {title}"), dpi=120)
+    if any(r["arms"] for r in summary["targets"].values()):
+        write_figure(out / "gains.png", gains_figure(summary, order, f"transfer gain by budget · {title}"), dpi=120)
     write_json(out / "budget.json", summary)
     return summary

@@ -47,7 +47,7 @@ tsr.methods, docs/api.md), each with where it comes from.""",
   tsr config paper train.steps=100          # print the resolved config""",
     "probe": """examples:
   tsr probe --arms target,full --seeds 0,1,2,3            # headroom audit of synth-trace
-  tsr probe --seeds 0,1,2 --workers 2 --signatures        # full transfer matrix + signature audit
+  tsr probe --seeds 0,1,2 --workers 2 --signatures all    # full transfer matrix + signature audit
   tsr probe stream.source=synth-numglue --arms target,full
   tsr probe --arms target,full --checkpoints 250,500,750 # also score every arm after these steps
   tsr probe --arms target,full --report-at 500           # headroom at a 500-step budget from those scores
@@ -229,6 +229,13 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     from .config import load_config
     from .errors import ConfigError
 
+    sig_names = None
+    if args.signatures is not None:
+        from .cl.signatures import signature_names
+
+        if "=" in args.signatures:  # a bare --signatures followed by a key=value override
+            args.items, args.signatures = [*args.items, args.signatures], ""
+        sig_names = signature_names(args.signatures)
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
     stream = pr.load_probe_stream(cfg)
@@ -264,15 +271,10 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
         console.print(f"report after step {args.report_at} of {cfg.train.steps}: {len(arms)} arms -> {out}")
     signatures = None
     relations = designed_relations(cfg.stream.source, cfg.stream.options)
-    if args.signatures:
-        from .analysis.signature_audit import audit
-        from .analysis.transfer import column_best, transfer_matrix
-        from .model.learner import build_learner
+    if sig_names:
+        from .analysis.signature_audit import probe_audit
 
-        kinds = {t.name: t.kind.value for t in stream}
-        best = column_best(transfer_matrix(arms), kinds) if any(a["arm"] == "mixed" for a in arms) else {}
-        # over the seeds of the matrix the folder holds, not only those this command asked for
-        signatures = audit(build_learner(cfg), cfg, stream, sorted({a["seed"] for a in arms}), best)
+        signatures = probe_audit(cfg, stream, arms, out, sig_names, relations)
     at_end = args.report_at is None or args.report_at == cfg.train.steps
     report = write_report(out, arms, stream, relations, signatures, cfg.train.steps if at_end else None)
     if "headroom" in report:
@@ -292,7 +294,9 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
         console.print(f"exposure-matched matrix (mixed arms against the target arm after step "
                       f"{report['exposure_matched']['half_step']}): {out / 'exposure-matched.md'}")
     for kind, sig in (signatures or {}).items():
-        console.print(f"  signature {kind}: top-1 {sig['hit_rate']}")
+        console.print(f"  signature {kind}: top-1 {sig['hit_rate']}, mean rank correlation {sig['mean_spearman']:+.2f}")
+    if signatures:
+        console.print(f"signature audit: {out / 'signatures.md'} (.csv, .json, .png)")
     if "arm_table" in report:
         from .analysis.arms import table_markdown
 
@@ -442,7 +446,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--full", type=int, metavar="M", help="examples of the full arm (default: 10 x stream.budget)")
     p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel processes")
     p.add_argument("--out", help="output folder (default: <out_dir>/probe-<stream>-<fingerprint>)")
-    p.add_argument("--signatures", action="store_true", help="also compare task signatures with the matrix")
+    p.add_argument("--signatures", nargs="?", const="", metavar="NAMES",
+                   help="also audit task signatures against the matrix: comma-separated names or 'all' "
+                   "(bare: gradb,gradb_norm,gradb_last4; docs/signatures.md)")
     p.add_argument("--checkpoints", help="comma-separated steps after which each arm is also scored "
                    "(a learning curve; the score after step s equals an s-step arm's)")
     p.add_argument("--report-at", type=int, metavar="STEP",

@@ -31,22 +31,7 @@ from tsr.engine.run import execute
 from tsr.methods import tsr as tsr_method
 from tsr.model.learner import build_learner
 
-
-class Timer:
-    def __init__(self):
-        self.times: dict[int, list[float]] = {}
-
-    def task_start(self, t, plan, info):
-        self.times[t] = [time.perf_counter()]
-
-    def step(self, t, step, steps, terms):
-        self.times[t].append(time.perf_counter())
-
-    def task_end(self, t, plan, results, seconds):
-        pass
-
-    def step_times(self) -> list[float]:
-        return [b - a for stamps in self.times.values() for a, b in zip(stamps[1:], stamps[2:])]
+from step_time import Timer  # the step clock of bench/step_time.py (this folder)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -78,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
                                        f"model.threads={args.threads}", *args.extra]), timer)
     finally:
         tsr_method.probe_signature = original
-    step = statistics.median(timer.step_times())
+    step = statistics.median(timer.step_times(skip_first_task=False))
     count = getattr(default.method.params, "probe_batches", 10)
     learner = build_learner(default)
     stream = load_stream(default.stream.source, default.stream.root, default.stream.options, default.stream.order,
@@ -104,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         tail = statistics.fmean(probe_seconds[1:]) if len(probe_seconds) > 1 else probe_seconds[0]
         print(f"TSR's own probe (gradb, {count} batches) inside the run: {tail:.3f} s per task "
               f"= {tail / step:.1f} steps = {100 * tail / (training + tail):.2f}% of a default task's training")
-    print(f"\n| signature | s / task | training steps | share of a default task's training (%) |")
+    print("\n| signature | s / task | training steps | share of a default task's training (%) |")
     print("|---|---|---|---|")
     for kind, s in seconds.items():
         print(f"| {kind} | {s:.3f} | {s / step:.1f} | {100 * s / (training + s):.2f} |")

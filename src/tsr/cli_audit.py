@@ -16,6 +16,7 @@ EXAMPLES = {
     "": """examples:
   tsr audit budget --seeds 0,1,2,3,4 --workers 2          # S_t(N) for N = 10..500, headroom vs N_max = 500
   tsr audit arms runs/probe-synth-trace-1a2b3c4d5e        # the arm table of a probe folder
+  tsr audit intervention --targets stance,irony,arith-ds  # the paper's local intervention
 Each audit writes JSON, markdown and a figure into its folder; `tsr audit NAME --help` for more.""",
     "budget": """examples:
   tsr audit budget --seeds 0,1,2,3,4 --workers 2                     # every task, N = 10,20,50,100,200 and 500
@@ -25,6 +26,12 @@ Each budget's arms live in the probe folder of that budget (tsr probe stream.bud
 arms are reused and a rerun resumes; the report (budget.json, budget.md, budget.png) goes to
 <out_dir>/audit-budget-<stream>-<fingerprint> (or --out). With mixed or random arms it also
 converts their gains into equivalent target examples through S_t(N) (label efficiency).""",
+    "intervention": """examples:
+  tsr audit intervention --targets stance,irony,arith-ds               # 30 repetitions, scales 0.25, 0.5, 1
+  tsr audit intervention --targets arith-cm --reps 10 --signature jointot
+Writes intervention.json (every repetition) and intervention.md (per target: rank correlations of
+the gradient cosine and of the signature with the loss reduction; per source and scale: mean
+source-only, marginal and reference changes, helpful-step rate); docs/audits.md.""",
     "arms": """examples:
   tsr audit arms runs/probe-synth-trace-1a2b3c4d5e        # target-only, full, random, oracle per target
 Reads the folder's saved arms (nothing is trained) and writes arm-table.md/.csv/.json into it
@@ -102,6 +109,37 @@ def cmd_audit_arms(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_audit_intervention(args: argparse.Namespace, console: Console) -> int:
+    from .analysis.intervention import intervene, markdown
+    from .analysis.probe import load_probe_stream
+    from .atomic import write_json, write_text
+    from .config import load_config
+    from .model.learner import build_learner
+
+    config, overrides = _split_args(args.items)
+    cfg = load_config(config, overrides)
+    stream = load_probe_stream(cfg)
+    targets = _csv(args.targets) or stream.names
+    scales = _csv(args.scales, float, "--scales") or [0.25, 0.5, 1.0]
+    out = Path(args.out) if args.out else Path(cfg.out_dir) / f"audit-intervention-{stream.name}-s{args.seed}"
+    for name in [*targets, *(_csv(args.sources) or [])]:
+        if name not in stream.names:
+            raise TsrError(f"--targets/--sources: no task {name!r} in {stream.name} (tasks: {', '.join(stream.names)})")
+    learner = build_learner(cfg)
+    results = []
+    for target in targets:
+        sources = [s for s in (_csv(args.sources) or stream.names) if s != target]
+        console.print(f"intervention on {target}: {len(sources)} sources, {args.reps} repetitions, scales {scales}")
+        results.append(intervene(learner, cfg, stream, target, sources, args.reps, scales, args.seed,
+                                 signature=args.signature or None))
+    text = markdown(results)
+    write_json(out / "intervention.json", results)
+    write_text(out / "intervention.md", text)
+    console.print(text, markup=False)
+    console.print(f"saved to {out}")
+    return 0
+
+
 def add_audit_parser(add) -> None:
     """``tsr audit NAME``: ``add`` is build_parser's helper that adds one command."""
     p = add("audit", "The paper's audits as commands: budget sweep (with label efficiency), arm table.", None)
@@ -129,6 +167,18 @@ def add_audit_parser(add) -> None:
     q.add_argument("--report-only", action="store_true", help="train nothing: report the arms saved so far "
                    "(a partial sweep, e.g. while another command runs it)")
     _add_executor_flags(q)
+
+    q = audit("intervention", "Local intervention: equal-norm gradient steps from the shared initialisation, "
+              "the target's loss change, and how the signature ranks the sources by it.", cmd_audit_intervention)
+    q.add_argument("items", nargs="*", metavar="CONFIG | key=value")
+    q.add_argument("--targets", help="comma-separated target tasks (default: all)")
+    q.add_argument("--sources", help="comma-separated sources (default: every other task)")
+    q.add_argument("--reps", type=int, default=30, help="repetitions (independent batches) per target (default 30)")
+    q.add_argument("--scales", help="comma-separated multiples of the one-step displacement (default 0.25,0.5,1)")
+    q.add_argument("--seed", type=int, default=0, help="the shared initialisation and the batch draws (default 0)")
+    q.add_argument("--signature", default="gradb", help="the signature ranked against the measured changes "
+                   "(default gradb; '' for none)")
+    q.add_argument("--out", help="report folder (default: <out_dir>/audit-intervention-<stream>-s<seed>)")
 
     q = audit("arms", "The arm table of a probe folder: target-only, full, random, oracle.", cmd_audit_arms)
     q.add_argument("dir", metavar="PROBE_DIR")

@@ -244,6 +244,8 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     jobs = pr.plan_jobs(stream, seeds, _csv(args.targets), _csv(args.sources), _csv(args.arms) or list(pr.DEFAULT_ARMS),
                         full, cfg.stream.budget)
     out = Path(args.out) if args.out else pr.probe_dir(cfg, stream)
+    for job in jobs:  # a budget over a pool is one error line, before the header
+        pr.arm_examples(stream.task(job.target), cfg.stream.budget, job.arm, job.seed, job.size)
     console.print(f"probe of {stream.name}: {len(jobs)} arms, {args.workers} worker(s) -> {out}")
     err = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),

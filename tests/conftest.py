@@ -89,3 +89,16 @@ def run_interrupted(monkeypatch, cfg, index: int) -> int:
         with pytest.raises(KeyboardInterrupt):
             execute(cfg)
     return len(trained)
+
+
+@pytest.fixture
+def clean_registries():
+    """Forget whatever a test registers (the registries are process-wide)."""
+    from tsr.data import streams
+    from tsr.methods import registry
+
+    before = {t: set(t.registered()) for t in (registry.ENTRIES, streams.ENTRIES)}
+    yield
+    for table, names in before.items():
+        for name in set(table.registered()) - names:
+            table.unregister(name)

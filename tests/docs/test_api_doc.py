@@ -22,15 +22,6 @@ def blocks(lang: str) -> list[str]:
     return [body for kind, body in BLOCK.findall(DOC.read_text(encoding="utf-8")) if kind == lang]
 
 
-@pytest.fixture
-def clean_registries():
-    before = {t: set(t.registered()) for t in (registry.ENTRIES, streams.ENTRIES)}
-    yield
-    for table, names in before.items():
-        for name in set(table.registered()) - names:
-            table.unregister(name)
-
-
 def test_every_python_block_runs(tmp_path, monkeypatch, capsys, clean_registries):
     pytest.importorskip("datasets")
     monkeypatch.chdir(tmp_path)

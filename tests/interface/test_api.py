@@ -12,20 +12,9 @@ from dataclasses import dataclass
 import pytest
 
 import tsr
-from tsr.data import streams
 from tsr.errors import ConfigError
 from tsr.methods import registry
 from tsr.schema import require
-
-
-@pytest.fixture
-def clean_registries():
-    """Forget whatever a test registers (the registries are process-wide)."""
-    before = {t: set(t.registered()) for t in (registry.ENTRIES, streams.ENTRIES)}
-    yield
-    for table, names in before.items():
-        for name in set(table.registered()) - names:
-            table.unregister(name)
 
 
 def test_import_loads_nothing_heavy_and_registers_nothing():

@@ -136,20 +136,25 @@ def budget_figure(summary: dict, order: list[str], title: str):
         if r["kind"] == "classification":
             ax.set_ylim(-0.02, 1.02)  # accuracy on its whole scale: flat and steep curves read alike
         ax.ticklabel_format(axis="y", useOffset=False)
-        ax.set_xscale("log")
-        ax.set_xticks(ns, [str(n) for n in ns])
-        ax.minorticks_off()
-        ax.set_title(t, fontsize=9)
-        ax.set_xlabel("target examples N", fontsize=8)
-        ax.set_ylabel("accuracy" if r["kind"] == "classification" else "answer loss", fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.grid(alpha=0.2)
-        ax.legend(fontsize=6, loc="best")
+        _style_panel(ax, ns, t, "accuracy" if r["kind"] == "classification" else "answer loss")
     for ax in list(axes.flat)[len(targets):]:
         ax.axis("off")
     fig.suptitle(title + "\nmean over seeds; band: ± std of the target arm", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def _style_panel(ax, ns: list[int], title: str, ylabel: str) -> None:
+    """A budget panel: N on a log axis ticked at the measured budgets, labels, grid, legend."""
+    ax.set_xscale("log")
+    ax.set_xticks(ns, [str(n) for n in ns])
+    ax.minorticks_off()
+    ax.set_title(title, fontsize=9)
+    ax.set_xlabel("target examples N", fontsize=8)
+    ax.set_ylabel(ylabel, fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.2)
+    ax.legend(fontsize=6, loc="best")
 
 
 def gains_figure(summary: dict, order: list[str], title: str):
@@ -181,15 +186,7 @@ def gains_figure(summary: dict, order: list[str], title: str):
             ax.fill_between(xs, [y - e for y, e in zip(ys, se)], [y + e for y, e in zip(ys, se)], color=color,
                             alpha=0.10, lw=0)
         ns = [int(n) for n in r["curve"]]
-        ax.set_xscale("log")
-        ax.set_xticks(ns, [str(n) for n in ns])
-        ax.minorticks_off()
-        ax.set_title(t, fontsize=9)
-        ax.set_xlabel("target examples N", fontsize=8)
-        ax.set_ylabel("gain in accuracy" if r["kind"] == "classification" else "change in answer loss", fontsize=8)
-        ax.tick_params(labelsize=7)
-        ax.grid(alpha=0.2)
-        ax.legend(fontsize=6, loc="best")
+        _style_panel(ax, ns, t, "gain in accuracy" if r["kind"] == "classification" else "change in answer loss")
     for ax in list(axes.flat)[len(targets):]:
         ax.axis("off")
     fig.suptitle(title + "\narm − target arm at the same N, paired by seed; band ± se", fontsize=9)

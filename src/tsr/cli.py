@@ -491,12 +491,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _parse(parser: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """Parse, letting CONFIG / key=value items sit anywhere among a command's options
+    (``tsr probe key=v --arms x key2=w``): argparse alone takes only the first run of them."""
+    args, extra = parser.parse_known_args(argv)
+    if extra and hasattr(args, "items") and not any(x.startswith("-") for x in extra):
+        args.items = [*(args.items or []), *extra]
+    elif extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args
+
+
 def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=UserWarning, module="peft")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     try:
-        args = build_parser().parse_args(argv)
+        args = _parse(build_parser(), argv)
     except TsrError as err:
         return _fail(err)
     args.argv_tail = list(argv if argv is not None else sys.argv[1:])[2:] if args.command == "audit" else []

@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from tsr.cli import build_parser, main
+from tsr.cli import _parse, build_parser, main
 
 
 def small(tiny_model, toy_stream, out, *extra):
@@ -81,6 +81,16 @@ def test_every_command_has_help_with_an_example():
     commands = parser._subparsers._group_actions[0].choices
     for name, sub in commands.items():
         assert "example" in sub.format_help(), name
+
+
+def test_config_items_may_sit_between_and_after_options(capsys):
+    """`tsr probe key=v --arms x key2=w`: every item is kept in order (argparse alone refused the
+    second run of items), and an unknown option is still refused."""
+    args = _parse(build_parser(), ["probe", "a=1", "--arms", "target", "--signatures", "all", "b=2", "c=3"])
+    assert args.items == ["a=1", "b=2", "c=3"] and args.arms == "target" and args.signatures == "all"
+    with pytest.raises(SystemExit) as exc:
+        _parse(build_parser(), ["probe", "a=1", "--arms", "target", "--bogus", "b=2"])
+    assert exc.value.code == 2 and "--bogus" in capsys.readouterr().err
 
 
 @pytest.mark.slow

@@ -1,5 +1,10 @@
 """Running a grid of (method, seed) runs of one config, in parallel, resumably.
 
+A point may also carry overrides of its own (a *variant*: ``method.reference=random``,
+``stream.order=reversed``), applied after the method and the seed, so that the audits that vary
+one thing (``tsr audit kd``, ``tsr audit orders``) run on this same machinery. A point's run is
+exactly the ``tsr run`` of its config: ``CONFIG overrides method.name=M seed=S variant...``.
+
 Each grid point is an ordinary run (:func:`tsr.engine.run.execute`) in its own run directory, so an
 interrupted sweep resumes every unfinished run where it stopped and skips finished ones;
 :mod:`tsr.analysis.table` then turns the run directories into the comparison table. Runs report
@@ -19,13 +24,17 @@ import torch
 from ..config import RunConfig, load_config
 from ..methods.registry import method_names, resolve_method
 from .pool import Executor, run_pool
-from .run import execute
+from .run import check_stream, execute, run_name
 
 
 @dataclass(frozen=True)
 class Point:
     method: str
     seed: int
+    overrides: tuple[str, ...] = ()
+    """the variant's own ``key=value`` overrides (after ``method.name`` and ``seed``)"""
+    variant: str = ""
+    """the variant's name in tables and progress lines ("" for a plain point)"""
 
 
 def plan_points(methods: list[str] | None, seeds: list[int]) -> list[Point]:
@@ -36,8 +45,23 @@ def plan_points(methods: list[str] | None, seeds: list[int]) -> list[Point]:
     return [Point(m, s) for m in names for s in seeds]
 
 
+def plan_variants(methods: list[str], variants: dict[str, tuple[str, ...]], seeds: list[int]) -> list[Point]:
+    """Every method with every variant (name -> its overrides) on every seed, in that order."""
+    for name in methods:
+        resolve_method({"name": name})
+    return [Point(m, s, tuple(extra), variant) for m in methods for variant, extra in variants.items() for s in seeds]
+
+
 def point_config(config: str | None, overrides: list[str], point: Point) -> RunConfig:
-    return load_config(config, [*overrides, f"method.name={point.method}", f"seed={point.seed}"])
+    """The point's config; a plain point's is what it always was (same run name, same fingerprint)."""
+    return load_config(config, [*overrides, f"method.name={point.method}", f"seed={point.seed}", *point.overrides])
+
+
+def point_dir(config: str | None, overrides: list[str], point: Point) -> Path:
+    """The run directory the point trains in (and ``tsr run`` of its config uses); checks the
+    config and the stream (every check ``tsr config`` makes), loads no model, writes nothing."""
+    cfg = point_config(config, overrides, point)
+    return Path(cfg.out_dir) / run_name(cfg, check_stream(cfg), cfg.method.name)
 
 
 @dataclass(frozen=True)

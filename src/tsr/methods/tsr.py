@@ -10,7 +10,10 @@ those weights. *Reference* picks the teacher a batch is distilled against with
 References: ``era`` (the routed triple: theta_j on batches replayed from task j, the
 top-routed theta_j* on current-task batches), ``recent`` (the snapshot of the previous task),
 ``base`` (the shared initialisation; distils from the first task on), ``hybrid`` (era on
-replay batches, recent on current-task batches), ``top`` (theta_j* on every batch), ``none``.
+replay batches, recent on current-task batches), ``top`` (theta_j* on every batch), ``none``,
+and the distillation audit's per-batch choices (:mod:`tsr.methods.teacher_choice`): ``random``
+(a snapshot drawn uniformly for each distilled batch) and ``oracle`` (the snapshot with the
+lowest cross-entropy on the batch: one teacher forward per snapshot per batch).
 
 Defaults are the paper's (Appendix "Full-stream setup"): m = 10, tau = 0.1, alpha = 0.5,
 lambda = 0.5, T = 2, distillation over all attended tokens as in the official code.
@@ -41,8 +44,9 @@ from ..schema import require
 from .base import Method, ce_and_distillation, require_replay
 from .context import Draw, TaskContext
 from .er import replay_or_target
+from .teacher_choice import RandomTeachers, min_ce_teacher
 
-Reference = Literal["era", "recent", "base", "hybrid", "top", "none"]
+Reference = Literal["era", "recent", "base", "hybrid", "top", "random", "oracle", "none"]
 
 
 @dataclass
@@ -113,8 +117,12 @@ class TSR(Method):
     def draw(self, ctx: TaskContext, rng: np.random.Generator) -> Draw:
         return replay_or_target(rng, self.params.alpha, self._replay_weights)
 
-    def reference(self, ctx: TaskContext, draw: Draw) -> tuple[Hashable, dict] | None:
-        """(teacher id, adapter state) for a batch, or None when it is not distilled."""
+    def reference(self, ctx: TaskContext, draw: Draw, batch=None) -> tuple[Hashable, dict] | None:
+        """(teacher id, adapter state) for a batch, or None when it is not distilled.
+
+        Every snapshot teacher is named ``("task", j)``, whichever rule chose it, so the teacher
+        cache shares its entries between rules. ``random`` draws from its own per-task generator
+        (one draw per distilled batch); ``oracle`` needs the ``batch``."""
         kind, t = self.params.reference, ctx.index
         if kind == "none":
             return None
@@ -122,7 +130,13 @@ class TSR(Method):
             return ("init",), ctx.learner.init_state
         if t == 0:
             return None
-        if kind == "recent" or (kind == "hybrid" and not draw.is_replay):
+        if kind == "random":
+            if getattr(self, "_random_teachers", None) is None:
+                self._random_teachers = RandomTeachers()
+            j = self._random_teachers.draw(ctx)
+        elif kind == "oracle":
+            j = min_ce_teacher(ctx, batch)
+        elif kind == "recent" or (kind == "hybrid" and not draw.is_replay):
             j = t - 1
         elif kind == "top" or not draw.is_replay:
             j = self._top
@@ -132,6 +146,6 @@ class TSR(Method):
 
     def loss(self, ctx: TaskContext, batch, draw: Draw) -> dict[str, torch.Tensor]:
         p = self.params
-        ref = self.reference(ctx, draw) if p.kd_weight > 0 else None
+        ref = self.reference(ctx, draw, batch) if p.kd_weight > 0 else None
         teacher = ctx.teacher_log_probs(ref[0], ref[1], batch, p.kd_temperature) if ref is not None else None
         return ce_and_distillation(ctx, batch, teacher, p.kd_mask, p.kd_weight, p.kd_temperature)

@@ -1,0 +1,54 @@
+"""TSR's per-batch teacher choices of the distillation audit: ``random`` and ``oracle``.
+
+The reference paper's teacher-identity ablation (Appendix "Distillation: the full ablation
+record", Table "Teacher-identity ablation") compares the routed teacher with a *random teacher
+per batch* and a *per-batch oracle (min-CE teacher)*. Both choose among the snapshots that exist
+when the batch is distilled: theta_0 .. theta_{t-1} of the tasks before task t (the shared
+initialisation is not a snapshot; ``reference=base`` is that anchor).
+
+- :class:`RandomTeachers`: each distilled batch's snapshot drawn uniformly, from one generator
+  per task derived from (seed, ``"teacher-random"``, task index) (:meth:`TaskContext.rng`), so a
+  run is reproducible, no other draw moves, and a resumed run (resumed at a task boundary) draws
+  what an uninterrupted one draws.
+- :func:`min_ce_teacher`: the snapshot with the lowest cross-entropy on the batch's supervised
+  tokens (the training loss, :func:`tsr.cl.losses.masked_ce`); ties go to the earliest task. It
+  costs one teacher forward per snapshot per distilled batch (through the run's teacher cache,
+  so in ``cached`` / ``hidden`` mode a replayed example's logits are reused), on top of the
+  chosen teacher's own.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..cl.losses import masked_ce
+from .context import TaskContext
+
+
+class RandomTeachers:
+    """Uniform draws of a snapshot index, one generator per task (made on its first draw)."""
+
+    def __init__(self) -> None:
+        self._task: int | None = None
+        self._rng: np.random.Generator | None = None
+
+    def draw(self, ctx: TaskContext) -> int:
+        if self._task != ctx.index or self._rng is None:
+            self._task, self._rng = ctx.index, ctx.rng("teacher-random")
+        return int(self._rng.integers(ctx.index))
+
+
+@torch.no_grad()
+def snapshot_ce(ctx: TaskContext, batch) -> list[float]:
+    """The batch's cross-entropy under each snapshot of the task memory (task 0 first)."""
+    return [float(masked_ce(ctx.teacher_logits(("task", j), ctx.snapshot_of(j), batch), batch.labels))
+            for j in range(len(ctx.memory))]
+
+
+def min_ce_teacher(ctx: TaskContext, batch) -> int:
+    """The index of the snapshot with the lowest cross-entropy on ``batch`` (one snapshot: no forward)."""
+    if len(ctx.memory) == 1:
+        return 0
+    losses = snapshot_ce(ctx, batch)
+    return min(range(len(losses)), key=lambda j: (losses[j], j))

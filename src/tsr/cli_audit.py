@@ -17,6 +17,7 @@ EXAMPLES = {
   tsr audit budget --seeds 0,1,2,3,4 --workers 2          # S_t(N) for N = 10..500, headroom vs N_max = 500
   tsr audit arms runs/probe-synth-trace-1a2b3c4d5e        # the arm table of a probe folder
   tsr audit intervention --targets stance,irony,arith-ds  # the paper's local intervention
+  tsr audit carriers --from runs/probe-synth-trace-1a2b3c4d5e --top 5 --seeds 0,1,2  # init / anchor / mixing
 Each audit writes JSON, markdown and a figure into its folder; `tsr audit NAME --help` for more.""",
     "budget": """examples:
   tsr audit budget --seeds 0,1,2,3,4 --workers 2                     # every task, N = 10,20,50,100,200 and 500
@@ -32,6 +33,16 @@ converts their gains into equivalent target examples through S_t(N) (label effic
 Writes intervention.json (every repetition) and intervention.md (per target: rank correlations of
 the gradient cosine and of the signature with the loss reduction; per source and scale: mean
 source-only, marginal and reference changes, helpful-step rate); docs/audits.md.""",
+    "carriers": """examples:
+  tsr audit carriers --pairs arith-ds:arith-cm,stance:irony --seeds 0,1,2 --workers 2
+  tsr audit carriers --from runs/probe-synth-trace-1a2b3c4d5e --top 5 --seeds 0,1,2,3,4   # the oracle pairs
+  tsr audit carriers --pairs arith-ds:arith-cm --mu 0.1,1 --checkpoints 50,100,200,300,400 train.steps=500
+Per pair SOURCE:TARGET: target only, data mixing (mixed), one-shot init from the source adapter
+(init) and the L2 anchor toward it (anchor, one arm per --mu); all are probe arms saved in the
+config's probe folder (shared with tsr probe, resumable; the source adapter is trained once per
+source and seed and cached there). Writes carriers.json, carriers.md and carriers.png to
+<out_dir>/audit-carriers-<stream>-<fingerprint> (or --out): score, gain over target (paired by
+seed) and share of the mixing gain, at the end and after each checkpoint (the wash-out).""",
     "arms": """examples:
   tsr audit arms runs/probe-synth-trace-1a2b3c4d5e        # target-only, full, random, oracle per target
 Reads the folder's saved arms (nothing is trained) and writes arm-table.md/.csv/.json into it
@@ -79,6 +90,49 @@ def cmd_audit_budget(args: argparse.Namespace, console: Console) -> int:
     command = "tsr audit budget " + " ".join(args.argv_tail) if args.argv_tail else None
     summary = write_budget_report(out, arms, plan.n_max, stream.names, stream.name, command)
     console.print(budget_markdown(summary, stream.names), markup=False)
+    console.print(f"saved to {out}")
+    return 0
+
+
+def cmd_audit_carriers(args: argparse.Namespace, console: Console) -> int:
+    from .analysis import carriers as ca
+    from .analysis.carriers_report import carriers_markdown, write_carriers_report
+    from .analysis.probe import load_probe_stream, probe_dir
+    from .config import load_config
+
+    config, overrides = _split_args(args.items)
+    cfg = load_config(config, overrides)
+    stream = load_probe_stream(cfg)
+    if (args.pairs is None) == (args.source_dir is None):
+        raise TsrError("tsr audit carriers: give exactly one of --pairs SRC:TGT,... and --from PROBE_DIR")
+    if args.top is not None and args.source_dir is None:
+        raise TsrError("--top: only with --from PROBE_DIR")
+    pairs = ca.parse_pairs(args.pairs) if args.pairs is not None else ca.pairs_from_probe(Path(args.source_dir), args.top)
+    plan = ca.plan_carriers(stream, pairs, _csv(args.seeds, int, "--seeds") or [], _csv(args.mu, float, "--mu") or [0.1],
+                            [] if args.checkpoints == "none" else _csv(args.checkpoints, int, "--checkpoints"),
+                            cfg.train.steps)
+    folder = probe_dir(cfg, stream)
+    out = Path(args.out) if args.out else folder.with_name(folder.name.replace("probe-", "audit-carriers-", 1))
+    pairs_text = ", ".join(f"{s}->{t}" for s, t in plan.pairs)
+    if args.report_only:
+        arms = ca.saved_carriers(cfg, stream, plan)
+        if not any(a["arm"] == "target" for a in arms):
+            raise TsrError(f"--report-only: no target arm of these pairs is saved yet (in {folder})")
+        console.print(f"carrier study of {stream.name} (saved arms only): {pairs_text} -> {out}")
+    else:
+        jobs = ca.carrier_jobs(stream, plan)
+        console.print(f"carrier study of {stream.name}: {pairs_text}; {len(jobs)} arms, {args.workers} worker(s), "
+                      f"checkpoints {', '.join(map(str, plan.checkpoints)) or 'none'} -> {out}")
+        err = Console(stderr=True)
+
+        def progress(result: dict, done: int, total: int) -> None:
+            if done % 10 == 0 or done == total:
+                err.print(f"  {done}/{total} arms ({result['target']} {result['arm']})")
+
+        arms = ca.run_carriers(cfg, stream, plan, args.workers, progress, _executor(args))
+    command = "tsr audit carriers " + " ".join(args.argv_tail) if args.argv_tail else None
+    summary = write_carriers_report(out, ca.carrier_summary(arms, plan, cfg.train.steps), stream.name, command)
+    console.print(carriers_markdown(summary), markup=False)
     console.print(f"saved to {out}")
     return 0
 
@@ -179,6 +233,22 @@ def add_audit_parser(add) -> None:
     q.add_argument("--signature", default="gradb", help="the signature ranked against the measured changes "
                    "(default gradb; '' for none)")
     q.add_argument("--out", help="report folder (default: <out_dir>/audit-intervention-<stream>-s<seed>)")
+
+    q = audit("carriers", "Carrier study: one-shot init from the source adapter, L2 anchor toward it, "
+              "data mixing; the target's score and gain over the steps, per pair.", cmd_audit_carriers)
+    q.add_argument("items", nargs="*", metavar="CONFIG | key=value")
+    q.add_argument("--pairs", metavar="SRC:TGT,...", help="comma-separated source:target pairs")
+    q.add_argument("--from", dest="source_dir", metavar="PROBE_DIR", help="each target's best source in this probe "
+                   "folder's transfer matrix (instead of --pairs)")
+    q.add_argument("--top", type=int, metavar="K", help="with --from: the K pairs with the largest mixing gain")
+    q.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
+    q.add_argument("--mu", help="comma-separated anchor strengths, one anchor arm each (default 0.1)")
+    q.add_argument("--checkpoints", help="comma-separated steps to score on the way (default: every "
+                   "train.steps/8; none: the last step only)")
+    q.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel processes")
+    q.add_argument("--out", help="report folder (default: <out_dir>/audit-carriers-<stream>-<fingerprint>)")
+    q.add_argument("--report-only", action="store_true", help="train nothing: report the arms saved so far")
+    _add_executor_flags(q)
 
     q = audit("arms", "The arm table of a probe folder: target-only, full, random, oracle.", cmd_audit_arms)
     q.add_argument("dir", metavar="PROBE_DIR")

@@ -18,6 +18,14 @@ initialisation for the same number of steps with the same seeds:
                the same training as that source's mixed arm, so a saved twin is copied, not
                rerun. The hindsight oracle is no arm: it is a view of the saved mixed arms
                (:mod:`tsr.analysis.arms`).
+``init:J``     one-shot parameter carrier: the adapter starts as source J's trained adapter,
+               then trains on the N target examples alone (:mod:`tsr.analysis.carrier_arms`);
+``anchor:J``   persistent parameter carrier: from the shared initialisation, CE + mu *
+               ||theta - theta_J||^2 over every adapter parameter (``mu`` 0.1 unless given;
+               the label and file name carry any other mu: ``anchor-mu1:J``).
+
+The source adapter theta_J of both carrier arms is source J's ``full`` arm with M = its whole
+pool (:func:`source_job`), trained once per (source, seed) and cached in the probe folder.
 
 Each arm's score on the target's test set is saved as one JSON file, so an interrupted probe
 resumes where it stopped; arms fan out over worker processes. :mod:`tsr.analysis.transfer` turns the
@@ -56,8 +64,10 @@ from ..methods.er import ER, ERParams
 from ..methods.seqft import SeqFT
 from ..model.learner import Learner, build_learner
 from ..rng import numpy_rng
+from . import carrier_arms as ca
 
-ARMS = ("target", "full", "mixed", "random")
+ARMS = ("target", "full", "mixed", "random", *ca.CARRIERS)
+PAIRED = ("mixed", *ca.CARRIERS)  # arms with one source each, paired with every source asked for
 DEFAULT_ARMS = ("target", "full", "mixed")
 FULL_FACTOR = 10
 
@@ -70,17 +80,20 @@ class Job:
     source: str | None = None
     size: int | None = None  # a full arm's examples when not 10N
     candidates: tuple[str, ...] = ()  # a random arm's sources to draw from
+    mu: float | None = None  # an anchor arm's strength (None: the default, 0.1)
 
     @property
     def label(self) -> str:
         if self.arm == "full" and self.size is not None:
             return f"full-n{self.size}"
-        return self.arm if self.source is None or self.arm == "random" else f"{self.arm}:{self.source}"
+        arm = self.arm
+        if arm == "anchor" and self.mu is not None and self.mu != ca.DEFAULT_MU:
+            arm = f"anchor-mu{self.mu:g}"
+        return arm if self.source is None or arm == "random" else f"{arm}:{self.source}"
 
     @property
     def key(self) -> str:
-        safe = lambda s: "".join(c if c.isalnum() or c in "-_." else "_" for c in s)  # noqa: E731
-        return f"{safe(self.target)}__{safe(self.label)}__s{self.seed}"
+        return f"{ca.safe_name(self.target)}__{ca.safe_name(self.label)}__s{self.seed}"
 
 
 def random_source(seed: int, target: str, candidates: Iterable[str]) -> str:
@@ -94,10 +107,12 @@ def random_source(seed: int, target: str, candidates: Iterable[str]) -> str:
 
 def plan_jobs(stream: Stream, seeds: Iterable[int], targets: list[str] | None = None,
               sources: list[str] | None = None, arms: Iterable[str] = DEFAULT_ARMS,
-              full_size: int | None = None, budget: int | None = None) -> list[Job]:
-    """Every (target, arm, seed) the probe needs; ``mixed`` pairs each target with each source,
-    ``random`` draws one of them per (target, seed). ``full_size`` (with the ``budget``) sets
-    the full arm's examples; 10 x budget (or None) is today's full arm."""
+              full_size: int | None = None, budget: int | None = None,
+              mus: Iterable[float] = (ca.DEFAULT_MU,)) -> list[Job]:
+    """Every (target, arm, seed) the probe needs; ``mixed``, ``init`` and ``anchor`` pair each
+    target with each source (``anchor`` once per strength in ``mus``), ``random`` draws one
+    source per (target, seed). ``full_size`` (with the ``budget``) sets the full arm's
+    examples; 10 x budget (or None) is today's full arm."""
     names = stream.names
     for group, label in ((targets, "targets"), (sources, "sources")):
         unknown = [n for n in group or [] if n not in names]
@@ -109,13 +124,19 @@ def plan_jobs(stream: Stream, seeds: Iterable[int], targets: list[str] | None = 
     arms = list(arms)
     if full_size is not None and budget is not None and full_size == budget * FULL_FACTOR:
         full_size = None  # the same arm as the default full arm: one file
-    if ("mixed" in arms or "random" in arms) and "target" not in arms:
-        arms.insert(0, "target")  # every mixed arm is measured against its target arm
+    mus = [float(m) for m in mus]
+    if any(m < 0 for m in mus) or not mus:
+        raise ConfigError(f"--mu: the anchor strength must be >= 0 (got {', '.join(map(str, mus)) or 'none'})")
+    if any(a in arms for a in (*PAIRED, "random")) and "target" not in arms:
+        arms.insert(0, "target")  # every mixed or carrier arm is measured against its target arm
     jobs = []
     for target in targets or names:
         for seed in seeds:
             for arm in arms:
-                if arm == "mixed":
+                if arm == "anchor":
+                    jobs += [Job(target, arm, seed, s, mu=None if m == ca.DEFAULT_MU else m)
+                             for s in sources or names if s != target for m in mus]
+                elif arm in PAIRED:
                     jobs += [Job(target, arm, seed, s) for s in sources or names if s != target]
                 elif arm == "random":
                     # over every other probed task, whatever subset of mixed arms --sources asks for
@@ -156,15 +177,39 @@ class Checkpoints:
             self.seconds += time.time() - started
 
 
+def source_job(stream: Stream, source: str, seed: int) -> Job:
+    """The training that makes source J's adapter theta_J for the carrier arms: J's ``full``
+    arm with M = its whole pool (SeqFT from the seed's shared initialisation, ``train.steps``)."""
+    return Job(source, "full", seed, size=len(stream.task(source).pool))
+
+
+def source_adapter(learner: Learner, cfg: RunConfig, stream: Stream, source: str, seed: int,
+                   folder: Path | None = None) -> dict:
+    """theta_J of ``source`` at ``seed``: read from ``folder`` when cached there, else trained
+    (:func:`source_job`) and, with a ``folder``, saved there atomically. Leaves the learner's
+    adapter in an unspecified state (every arm starts by resetting it)."""
+    path = ca.source_path(folder, source, seed) if folder is not None else None
+    if path is not None and path.is_file():
+        return ca.load_source(path, learner.device)
+    run_job(learner, cfg, stream, source_job(stream, source, seed), {})
+    state = learner.adapter.state()
+    if path is not None:
+        ca.save_source(path, state)
+    return state
+
+
 def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: dict,
-            checkpoints: Iterable[int] = ()) -> dict:
+            checkpoints: Iterable[int] = (), sources: Path | None = None) -> dict:
     """Train one arm from the shared initialisation of its seed and score the target, also
     after each of ``checkpoints`` steps (those below ``train.steps``) when given.
 
     A mixed arm is ER (alpha 1/2) on the target as the second task of a stream whose first
-    task left the source's whole pool as its replay data; the other arms are SeqFT.
+    task left the source's whole pool as its replay data; an ``init`` or ``anchor`` arm is the
+    same two-task stream with the source adapter as the first task's snapshot
+    (:mod:`tsr.analysis.carrier_arms`; cached in ``sources``); the other arms are SeqFT.
     """
     started = time.time()
+    theta = source_adapter(learner, cfg, stream, job.source, job.seed, sources) if job.arm in ca.CARRIERS else None
     learner.reset(job.seed)
     learner.adapter.load(learner.init_state)
     task = stream.task(job.target)
@@ -173,6 +218,9 @@ def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: d
         source = stream.task(job.source)
         memory.append(TaskRecord(0, source.name, source.kind.value, None, source.pool, learner.init_state))
         method = ER(ERParams(alpha=0.5))
+    elif theta is not None:
+        memory.append(ca.source_record(stream.task(job.source), theta))
+        method = ca.carrier_method(job.arm, job.mu)
     else:
         method = SeqFT(NoParams())
     examples = arm_examples(task, cfg.stream.budget, job.arm, job.seed, job.size)
@@ -189,6 +237,8 @@ def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: d
               "examples": len(examples), "seconds": round(time.time() - started, 2)}
     if job.arm == "random":
         result["candidates"] = list(job.candidates)
+    if job.arm == "anchor":  # the label (anchor-mu1:J) keeps arms of several mu apart
+        result.update(mu=ca.DEFAULT_MU if job.mu is None else job.mu, label=job.label)
     if curve.scores:
         result["checkpoints"] = curve.scores
         result["checkpoint_seconds"] = round(curve.seconds, 2)  # included in "seconds"
@@ -214,7 +264,11 @@ def _setup(cfg: RunConfig, threads: int, checkpoints: tuple[int, ...], folder: s
 
 
 def _work(worker: Worker, job: Job, emit) -> dict:
-    result = run_job(worker.learner, worker.cfg, worker.stream, job, worker.tests, worker.checkpoints)
+    sources = worker.folder.parent / ca.SOURCES_DIR
+    if job.arm == "source":  # theta_J of the carrier arms, cached for them
+        source_adapter(worker.learner, worker.cfg, worker.stream, job.target, job.seed, sources)
+        return {"target": job.target, "arm": "source", "seed": job.seed}
+    result = run_job(worker.learner, worker.cfg, worker.stream, job, worker.tests, worker.checkpoints, sources)
     write_json(worker.folder / f"{job.key}.json", result)
     return result
 
@@ -273,6 +327,7 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
                           f"those its arms were trained on; see {data.name}); choose another --out")
     arms_dir.mkdir(parents=True, exist_ok=True)
     remove_leftovers(arms_dir)  # temporary files of arms a kill interrupted
+    remove_leftovers(Path(out) / ca.SOURCES_DIR)
     write_text(saved, config_text)
     write_json(data, {"stream": cfg.stream.source, "digest": digest})
     todo = [j for j in jobs if not _saved(arms_dir / f"{j.key}.json", checkpoints)]
@@ -291,8 +346,13 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
     threads = max(1, (os.cpu_count() or 1) // max(1, workers))
     if (workers <= 1 or (executor is not None and executor.kind == "ray")) and cfg.model.threads:
         threads = cfg.model.threads
-    run_pool(_setup, (cfg, threads, checkpoints, str(arms_dir.resolve())), _work, todo, workers, finished,
-             executor=executor, cpus_per_run=threads)
+    setup = (cfg, threads, checkpoints, str(arms_dir.resolve()))
+    # the source adapters the carrier arms need, trained first (once each), then every arm
+    needed = dict.fromkeys((j.source, j.seed) for j in todo if j.arm in ca.CARRIERS)
+    missing = [Job(s, "source", seed) for s, seed in needed
+               if not ca.source_path(Path(out) / ca.SOURCES_DIR, s, seed).is_file()]
+    run_pool(_setup, setup, _work, missing, workers, lambda _: None, executor=executor, cpus_per_run=threads)
+    run_pool(_setup, setup, _work, todo, workers, finished, executor=executor, cpus_per_run=threads)
     for job in copies:
         twin = json.loads((arms_dir / f"{twins[job].key}.json").read_text(encoding="utf-8"))
         result = {**twin, "arm": "random", "candidates": list(job.candidates), "copied_from": twins[job].key}

@@ -11,7 +11,8 @@ from safetensors.torch import load_file
 from badinputs import refuse
 from tsr.analysis import carriers as ca
 from tsr.analysis.carrier_arms import source_path
-from tsr.analysis.probe import Job, plan_jobs, run_job, run_probe, source_adapter, source_job
+from tsr.analysis import probe
+from tsr.analysis.probe import Job, plan_jobs, run_job, source_adapter, source_job
 from tsr.cli import main
 from tsr.config import load_config
 from tsr.data.streams import load_stream
@@ -61,6 +62,30 @@ def test_anchor_with_mu_zero_is_the_target_arm_and_the_carriers_change_it(setup,
     init = run_job(learner, cfg, stream, Job("parity", "init", 0, "vowel"), {}, (), tmp_path)
     assert anchor["loss"] != target["loss"] and init["loss"] != target["loss"]
     assert init["examples"] == anchor["examples"] == target["examples"] == 3
+
+
+def test_init_starts_at_the_source_adapter_and_anchor_at_the_shared_initialisation(setup, tmp_path, monkeypatch):
+    """The adapter as training begins (after the method's begin_task, before the first step)."""
+    cfg, stream, learner = setup
+    theta = {k: v.clone() for k, v in source_adapter(learner, cfg, stream, "vowel", 2, tmp_path).items()}
+    original, seen = probe.train_on, {}
+
+    def spy(learner, method, *args, **kwargs):
+        def begin(info):
+            seen[method.name] = ({k: v.clone() for k, v in learner.adapter.state().items()}, kwargs["memory"])
+        return original(learner, method, *args, on_begin=begin, **kwargs)
+
+    monkeypatch.setattr(probe, "train_on", spy)
+    run_job(learner, cfg, stream, Job("parity", "init", 2, "vowel"), {}, (), tmp_path)
+    run_job(learner, cfg, stream, Job("parity", "anchor", 2, "vowel"), {}, (), tmp_path)
+    run_job(learner, cfg, stream, Job("parity", "target", 2), {}, (), tmp_path)
+    start, memory = seen["param_init"]
+    assert all(torch.equal(start[k], theta[k]) for k in theta)
+    assert [r.name for r in memory] == ["vowel"] and memory[0].replay == ()
+    start, memory = seen["l2_anchor"]
+    assert all(torch.equal(start[k], seen["seqft"][0][k]) for k in theta)  # the shared initialisation
+    assert all(torch.equal(memory[0].snapshot[k], theta[k]) for k in theta)  # what the penalty pulls toward
+    assert any(not torch.equal(start[k], theta[k]) for k in theta)
 
 
 def test_plan_labels_and_keys_keep_every_mu_apart(toy_stream):

@@ -18,6 +18,7 @@ EXAMPLES = {
   tsr audit arms runs/probe-synth-trace-1a2b3c4d5e        # the arm table of a probe folder
   tsr audit intervention --targets stance,irony,arith-ds  # the paper's local intervention
   tsr audit carriers --from runs/probe-synth-trace-1a2b3c4d5e --top 5 --seeds 0,1,2  # init / anchor / mixing
+  tsr audit scale --models models/qwen-0.5b,models/qwen-7b --arms target,full,mixed --signatures gradb
 Each audit writes JSON, markdown and a figure into its folder; `tsr audit NAME --help` for more.""",
     "budget": """examples:
   tsr audit budget --seeds 0,1,2,3,4 --workers 2                     # every task, N = 10,20,50,100,200 and 500
@@ -43,6 +44,15 @@ config's probe folder (shared with tsr probe, resumable; the source adapter is t
 source and seed and cached there). Writes carriers.json, carriers.md and carriers.png to
 <out_dir>/audit-carriers-<stream>-<fingerprint> (or --out): score, gain over target (paired by
 seed) and share of the mixing gain, at the end and after each checkpoint (the wash-out).""",
+    "scale": """examples:
+  tsr audit scale --models models/qwen2.5-0.5b,models/qwen2.5-7b --seeds 0,1,2,3,4 --workers 2
+  tsr audit scale --models A,B,C --labels 0.5B,1.5B,3B --arms target,full,mixed --signatures gradb --seeds 0,1,2
+  tsr audit scale --models A,B --labels small,big --report-only          # the arms saved so far
+Each model is an ordinary probe (tsr probe model.path=PATH): its arms live in that config's probe
+folder, so saved arms are reused and a rerun resumes. Writes scale.json, scale.md and scale.png to
+<out_dir>/audit-scale-<stream>-<hash> (or --out): headroom and S(N) per target and model, the
+matrix's best source (with mixed arms), each signature's top-1 source, and which choices are
+the same at every model ("k of n targets stable").""",
     "arms": """examples:
   tsr audit arms runs/probe-synth-trace-1a2b3c4d5e        # target-only, full, random, oracle per target
 Reads the folder's saved arms (nothing is trained) and writes arm-table.md/.csv/.json into it
@@ -133,6 +143,55 @@ def cmd_audit_carriers(args: argparse.Namespace, console: Console) -> int:
     command = "tsr audit carriers " + " ".join(args.argv_tail) if args.argv_tail else None
     summary = write_carriers_report(out, ca.carrier_summary(arms, plan, cfg.train.steps), stream.name, command)
     console.print(carriers_markdown(summary), markup=False)
+    console.print(f"saved to {out}")
+    return 0
+
+
+def cmd_audit_scale(args: argparse.Namespace, console: Console) -> int:
+    from .analysis import scale as sc
+    from .analysis.probe import load_probe_stream
+    from .analysis.probe_report import designed_relations
+    from .analysis.scale_report import scale_markdown, scale_summary, write_scale_report
+    from .config import load_config
+
+    config, overrides = _split_args(args.items)
+    cfg = load_config(config, overrides)
+    stream = load_probe_stream(cfg)
+    signatures = None
+    if args.signatures:
+        from .cl.signatures import signature_names
+
+        signatures = signature_names(args.signatures)
+    plan = sc.plan_scale(cfg, stream, _csv(args.models) or [], _csv(args.labels), _csv(args.seeds, int, "--seeds") or [],
+                         _csv(args.targets), _csv(args.sources), _csv(args.arms), signatures, args.probe_batches)
+    out = Path(args.out) if args.out else sc.audit_dir(cfg, stream, plan)
+    if args.report_only:
+        arms = sc.saved_arms(cfg, stream, plan)
+        if not any(a["arm"] == "target" for rows in arms.values() for a in rows):
+            raise TsrError(f"--report-only: no target arm of this audit is saved yet (in the probe folders "
+                           f"of {', '.join(plan.labels)} under {cfg.out_dir})")
+        console.print(f"scale audit of {stream.name} (saved arms only): {', '.join(plan.labels)} -> {out}")
+    else:
+        jobs = len(sc.jobs_of(stream, plan)) * len(plan.models)
+        console.print(f"scale audit of {stream.name}: {', '.join(plan.labels)}; {jobs} arms, "
+                      f"{args.workers} worker(s) -> {out}")
+        err = Console(stderr=True)
+
+        def progress(result: dict, done: int, total: int) -> None:
+            if done % 10 == 0 or done == total:
+                err.print(f"  {done}/{total} arms ({result['model']} {result['target']} {result['arm']})")
+
+        arms = sc.run_scale(cfg, stream, plan, args.workers, progress, _executor(args))
+    tables = None
+    if plan.signatures:
+        console.print(f"signatures {', '.join(plan.signatures)} at each model's shared initialisation")
+        tables = sc.run_signatures(cfg, stream, plan, arms, out, designed_relations(cfg.stream.source, cfg.stream.options))
+    kinds = {t.name: t.kind.value for t in stream}
+    summary = scale_summary(arms, list(plan.labels), list(plan.models), [t for t in stream.names if t in plan.targets],
+                            kinds, tables, list(plan.sources) if plan.sources else None)
+    command = "tsr audit scale " + " ".join(args.argv_tail) if args.argv_tail else None
+    summary = write_scale_report(out, summary, stream.name, command)
+    console.print(scale_markdown(summary), markup=False)
     console.print(f"saved to {out}")
     return 0
 
@@ -247,6 +306,24 @@ def add_audit_parser(add) -> None:
                    "train.steps/8; none: the last step only)")
     q.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel processes")
     q.add_argument("--out", help="report folder (default: <out_dir>/audit-carriers-<stream>-<fingerprint>)")
+    q.add_argument("--report-only", action="store_true", help="train nothing: report the arms saved so far")
+    _add_executor_flags(q)
+
+    q = audit("scale", "Scale audit: the same probe on several base models; headroom per model and which "
+              "best-source choices are the same at every model.", cmd_audit_scale)
+    q.add_argument("items", nargs="*", metavar="CONFIG | key=value")
+    q.add_argument("--models", metavar="PATH,PATH,...", help="comma-separated model.path values (folders or hub "
+                   "ids), at least two, in the order of the x axis")
+    q.add_argument("--labels", help="comma-separated names of the models, one each (default: the folder names)")
+    q.add_argument("--arms", help="comma-separated arms: target, full, mixed (default: target,full)")
+    q.add_argument("--signatures", metavar="NAMES", help="comma-separated signatures whose top-1 source is "
+                   "compared across models (all: every signature)")
+    q.add_argument("--probe-batches", type=int, default=10, help="probe batches per task of a signature (default 10)")
+    q.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
+    q.add_argument("--targets", help="comma-separated target tasks (default: all)")
+    q.add_argument("--sources", help="comma-separated sources of the mixed arms and signature picks (default: all)")
+    q.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel processes")
+    q.add_argument("--out", help="report folder (default: <out_dir>/audit-scale-<stream>-<hash>)")
     q.add_argument("--report-only", action="store_true", help="train nothing: report the arms saved so far")
     _add_executor_flags(q)
 

@@ -43,6 +43,8 @@ def test_stability_by_hand():
     # the signature's pick: the most similar source among those asked for
     assert pick({"x": 0.1, "y": 0.7, "z": 0.4}, None) == "y"
     assert pick({"x": 0.1, "y": 0.7, "z": 0.4}, ["x", "z"]) == "z"
+    assert pick({"x": 0.1, "y": None, "z": float("nan")}, None) == "x"  # undefined similarities: no candidates
+    assert pick({"x": 0.1}, ["y"]) is None
 
 
 def _arm(target, arm, seed, score, source=None, kind="classification"):

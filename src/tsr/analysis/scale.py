@@ -146,7 +146,18 @@ def run_scale(cfg: RunConfig, stream: Stream, plan: ScalePlan, workers: int = 1,
 
         model_cfg = at_model(cfg, plan.models[i])
         found[label] = _of_plan(pr.run_probe(model_cfg, jobs, folder, workers, step, (), executor), model_cfg, plan)
+        _release()  # one local worker ran in this process: free its model before the next one loads
     return found
+
+
+def _release() -> None:
+    import gc
+
+    import torch
+
+    gc.collect()
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
 
 
 def saved_arms(cfg: RunConfig, stream: Stream, plan: ScalePlan) -> dict[str, list[dict]]:
@@ -195,6 +206,7 @@ def signature_tables(cfg: RunConfig, stream: Stream, plan: ScalePlan, folder: Pa
                 for kind, table in seed_tables(learner, cfg, stream, seed, kinds, plan.probe_batches).items():
                     tables.setdefault(kind, {})[str(seed)] = table
         del learner
+        _release()
         write_json(cache, {"probe_dir": probe_name, "probe_batches": plan.probe_batches, "tables": tables})
     return {k: {s: tables[k][str(s)] for s in plan.seeds} for k in plan.signatures}
 

@@ -39,8 +39,9 @@ def stability(choices: dict[str, dict[str, str]], labels: list[str], targets: li
 
 
 def pick(row: dict[str, float], allowed: list[str] | None) -> str | None:
-    """The source most similar to the target among ``allowed`` (None: every source in ``row``)."""
-    cells = {s: v for s, v in row.items() if allowed is None or s in allowed}
+    """The source most similar to the target among ``allowed`` (None: every source in ``row``);
+    an undefined similarity (NaN, saved as null) is no candidate."""
+    cells = {s: v for s, v in row.items() if (allowed is None or s in allowed) and v is not None and v == v}
     return max(cells, key=cells.get) if cells else None
 
 

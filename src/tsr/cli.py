@@ -461,6 +461,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_audit_parser(add)
 
+    from .cli_signatures import add_signatures_parser
+
+    add_signatures_parser(add)
+
     p = add("compare", "Run several methods over several seeds and print the comparison table.", cmd_compare)
     p.add_argument("items", nargs="*", metavar="CONFIG | key=value")
     p.add_argument("--methods", default="all", help="comma-separated methods and presets (default: all)")

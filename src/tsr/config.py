@@ -209,11 +209,19 @@ class RunConfig:
             data["model"].pop("adapter_dtype")  # likewise
         if data["eval"]["schedule"] == "full":
             data["eval"].pop("schedule")  # runs scored in full before the key existed keep their names
+        for key, default in LATE_METHOD_KEYS.items():  # likewise: method keys added after runs were named
+            if key in data["method"] and data["method"][key] == default:
+                data["method"].pop(key)
         if not data["eval"]["predictions"]:  # likewise; with predictions on, results.json holds more
             data["eval"].pop("predictions")
             data["eval"].pop("extra_tokens")
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+# Method keys added after runs were named, with the value that leaves a run unchanged: left out of
+# the fingerprint at that value, so finished runs keep their names.
+LATE_METHOD_KEYS = {"signatures": "", "signatures_proxy": False}
 
 
 def preset_names() -> list[str]:

@@ -15,7 +15,8 @@ LAYERS = ["foundation", "data", "model", "cl", "methods", "config", "engine", "a
 ROOT_MODULES = {"errors": "foundation", "rng": "foundation", "atomic": "foundation", "schema": "foundation",
                 "extensions": "foundation", "version": "foundation",
                 "config": "config", "cli": "interface", "display": "interface", "__main__": "interface",
-                "api": "interface", "__init__": "interface", "cli_audit": "interface"}
+                "api": "interface", "__init__": "interface", "cli_audit": "interface",
+                "cli_signatures": "interface"}
 
 
 def layer_of(module: str) -> str:

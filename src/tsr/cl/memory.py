@@ -11,7 +11,7 @@ import json
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
 import torch
 from safetensors import SafetensorError
@@ -21,6 +21,7 @@ from ..atomic import replace_dir, temp_dir, write_json, write_jsonl, write_tenso
 from ..data.example import Example
 from ..errors import RunError, reason
 from ..model.adapter import State
+from .sig_pack import pack, unpack
 
 
 @dataclass(frozen=True)
@@ -28,7 +29,7 @@ class TaskRecord:
     index: int
     name: str
     kind: str
-    signature: torch.Tensor | None
+    signature: Any  # a tensor, or any signature kind (tsr.cl.sig_pack); None when the method took none
     replay: tuple[Example, ...]
     snapshot: State
 
@@ -54,7 +55,7 @@ class TaskMemory:
         return iter(self._records)
 
     @property
-    def signatures(self) -> list[torch.Tensor | None]:
+    def signatures(self) -> list[Any]:
         return [r.signature for r in self._records]
 
 
@@ -74,7 +75,7 @@ def save_record(root: Path, record: TaskRecord) -> Path:
         write_jsonl(tmp / "replay.jsonl", [e.record() for e in record.replay])
         write_tensors(tmp / "snapshot.safetensors", record.snapshot)
         if record.signature is not None:
-            write_tensors(tmp / "signature.safetensors", {"signature": record.signature})
+            write_tensors(tmp / "signature.safetensors", pack(record.signature))
         replace_dir(tmp, final)
     finally:
         if tmp.exists():
@@ -93,7 +94,7 @@ def load_record(folder: Path, device: torch.device | str = "cpu") -> TaskRecord:
         current = folder / "snapshot.safetensors"
         snapshot = {k: v.to(device).clone() for k, v in load_file(str(current)).items()}
         current = folder / "signature.safetensors"
-        signature = load_file(str(current))["signature"].clone() if current.is_file() else None
+        signature = unpack({k: v.clone() for k, v in load_file(str(current)).items()}) if current.is_file() else None
     except (OSError, ValueError, KeyError, TypeError, SafetensorError) as err:
         raise RunError(f"{current}: corrupt task-memory record ({reason(err)})") from None
     return TaskRecord(index, name, kind, signature, replay, snapshot)

@@ -38,8 +38,10 @@ from typing import Any, Hashable, Literal
 import numpy as np
 import torch
 
-from ..cl.routing import cosine, route_weights, uniform_weights
-from ..cl.signatures import probe_signature
+from ..cl.routing import route_weights, uniform_weights
+from ..cl.sig_pack import shape
+from ..cl.signature_file import read_signature_file
+from ..cl.signatures import SIGNATURES, similarity, take
 from ..schema import require
 from .base import Method, ce_and_distillation, require_replay
 from .context import Draw, TaskContext
@@ -52,8 +54,10 @@ Reference = Literal["era", "recent", "base", "hybrid", "top", "random", "oracle"
 @dataclass
 class TSRParams:
     alpha: float = 0.5
-    probe: Literal["gradb", "gradb_norm", "gradb_last4"] = "gradb"
+    probe: str = "gradb"
     probe_batches: int = 10
+    signatures: str = ""
+    signatures_proxy: bool = False
     tau: float = 0.1
     uniform_mix: float = 0.0
     replay: Literal["routed", "uniform"] = "routed"
@@ -64,11 +68,18 @@ class TSRParams:
 
     def check(self, path: str) -> None:
         require(0.0 <= self.alpha <= 1.0, f"{path}.alpha", "replay ratio must be in [0, 1]")
+        require(self.probe in SIGNATURES, f"{path}.probe",
+                f"unknown signature {self.probe!r} (known: {', '.join(SIGNATURES)})")
         require(self.probe_batches >= 1, f"{path}.probe_batches", "must be >= 1")
         require(self.tau >= 0.0, f"{path}.tau", "must be >= 0 (0 = argmax, inf = uniform)")
         require(0.0 <= self.uniform_mix <= 1.0, f"{path}.uniform_mix", "must be in [0, 1]")
         require(self.kd_weight >= 0.0, f"{path}.kd_weight", "must be >= 0")
         require(self.kd_temperature > 0.0, f"{path}.kd_temperature", "must be > 0")
+
+
+def _norm(signature: Any) -> dict[str, float]:
+    """The signature's norm for the run log, where the signature is one vector."""
+    return {"signature_norm": float(signature.norm())} if isinstance(signature, torch.Tensor) else {}
 
 
 class TSR(Method):
@@ -86,26 +97,33 @@ class TSR(Method):
     def validate(cls, params: TSRParams, stream, cfg) -> None:
         if params.alpha > 0:
             require_replay(cfg, cls.name)
+        if params.signatures:
+            read_signature_file(params.signatures).check(
+                kind=params.probe, model=cfg.model.path, proxy=params.signatures_proxy, seed=cfg.seed,
+                budget=cfg.stream.budget, probe_batches=params.probe_batches, tasks=stream.names)
 
     def begin_task(self, ctx: TaskContext) -> dict[str, Any]:
         p = self.params
-        probe = ctx.stream(None, purpose="probe")
-        batches = [probe.next() for _ in range(p.probe_batches)]
-        self._signature = probe_signature(ctx.learner, batches, p.probe)
+        if p.signatures:  # taken beforehand, maybe on a proxy model (checked against the run by validate)
+            self._signature = read_signature_file(p.signatures).get(ctx.seed, ctx.task.name)
+        else:
+            probe = ctx.stream(None, purpose="probe")
+            batches = [probe.next() for _ in range(p.probe_batches)]
+            self._signature = take(p.probe, ctx.learner, batches)
         past = list(ctx.memory)
         if not past:
             self._weights = self._replay_weights = np.zeros(0)
             self._top = None
-            return {"signature_norm": float(self._signature.norm())}
-        missing = [r.name for r in past if r.signature is None or r.signature.shape != self._signature.shape]
+            return _norm(self._signature)
+        missing = [r.name for r in past if r.signature is None or shape(r.signature) != shape(self._signature)]
         if missing:
             raise RuntimeError(f"tasks {missing} have no comparable signature in the task memory")
-        scores = [cosine(r.signature, self._signature) for r in past]
+        scores = [similarity(p.probe, r.signature, self._signature) for r in past]
         self._weights = route_weights(scores, p.tau, p.uniform_mix)
         self._replay_weights = self._weights if p.replay == "routed" else uniform_weights(len(past))
         self._top = int(np.argmax(scores))
         return {
-            "signature_norm": float(self._signature.norm()),
+            **_norm(self._signature),
             "scores": {r.name: round(s, 6) for r, s in zip(past, scores)},
             "weights": {r.name: round(float(w), 6) for r, w in zip(past, self._weights)},
             "top": past[self._top].name,

@@ -1,0 +1,62 @@
+"""`tsr signatures`: take every task's signature once and save it, for TSR to route on later
+(``method.signatures=FILE``), on this model or, as a proxy, on another one (docs/signatures.md)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from .cli import _csv, _split_args
+
+EXAMPLES = """examples:
+  tsr signatures --out sig-gradb.safetensors --seeds 0,1,2                    # TSR's gradb, default stream
+  tsr signatures model.path=Qwen/Qwen2.5-0.5B stream.source=trace8 --out small.safetensors
+  tsr run model.path=Qwen/Qwen2.5-7B stream.source=trace8 method.signatures=small.safetensors method.signatures_proxy=true
+  tsr signatures --signature jointot --out sig-jointot.safetensors            # then method.probe=jointot
+Each task's signature is taken as TSR takes it in a run of the same config: at the shared
+initialisation of the seed, on method.probe_batches batches of its budget, in stream order."""
+
+
+def cmd_signatures(args: argparse.Namespace, console: Console) -> int:
+    from .analysis.probe import load_probe_stream
+    from .analysis.signature_audit import probe_batches
+    from .cl.signature_file import write_signature_file
+    from .cl.signatures import signature_names, take
+    from .config import load_config
+    from .model.learner import build_learner
+
+    config, overrides = _split_args(args.items)
+    cfg = load_config(config, overrides)
+    kind = signature_names(args.signature or getattr(cfg.method.params, "probe", "gradb"), "--signature")[0]
+    count = getattr(cfg.method.params, "probe_batches", 10)
+    seeds = _csv(args.seeds, int, "--seeds") or [cfg.seed]
+    stream = load_probe_stream(cfg)
+    learner = build_learner(cfg)
+    console.print(f"{kind} signatures of {len(stream.names)} tasks of {stream.name}, seeds {seeds}, "
+                  f"{count} probe batches at N={cfg.stream.budget} -> {args.out}")
+    started = time.perf_counter()
+    signatures = {}
+    for seed in seeds:
+        learner.reset(seed)
+        learner.adapter.load(learner.init_state)
+        batches = probe_batches(learner, cfg, stream, seed, count)
+        signatures[seed] = {name: take(kind, learner, b) for name, b in batches.items()}
+    saved = write_signature_file(Path(args.out), kind=kind, model=cfg.model.path, stream=stream.name,
+                                 budget=cfg.stream.budget, probe_batches=count, signatures=signatures)
+    console.print(f"saved {len(saved.tasks)} tasks x {len(saved.seeds)} seeds ({saved.model}) to {saved.path} "
+                  f"in {time.perf_counter() - started:.1f} s")
+    return 0
+
+
+def add_signatures_parser(add) -> None:
+    """``tsr signatures``: ``add`` is build_parser's helper that adds one command."""
+    p = add("signatures", "Take every task's signature once and save it, for TSR to route on "
+            "(method.signatures=FILE), also from a proxy model.", cmd_signatures)
+    p.epilog = EXAMPLES
+    p.add_argument("items", nargs="*", metavar="CONFIG | key=value")
+    p.add_argument("--out", required=True, help="the signature file to write (.safetensors)")
+    p.add_argument("--signature", help="which signature (default: the config's method.probe, else gradb)")
+    p.add_argument("--seeds", help="comma-separated seeds (default: the config's seed)")

@@ -16,6 +16,8 @@ EXAMPLES = {
     "": """examples:
   tsr audit budget --seeds 0,1,2,3,4 --workers 2          # S_t(N) for N = 10..500, headroom vs N_max = 500
   tsr audit arms runs/probe-synth-trace-1a2b3c4d5e        # the arm table of a probe folder
+  tsr audit kd --teachers era,random,oracle,recent,base,none --seeds 0,1,2,3,4   # teacher-identity ablation
+  tsr audit orders --methods er,tsr --shuffles 2 --greedy runs/probe-synth-trace-1a2b3c4d5e --seeds 0,1,2
   tsr audit intervention --targets stance,irony,arith-ds  # the paper's local intervention
   tsr audit carriers --from runs/probe-synth-trace-1a2b3c4d5e --top 5 --seeds 0,1,2  # init / anchor / mixing
   tsr audit scale --models models/qwen-0.5b,models/qwen-7b --arms target,full,mixed --signatures gradb
@@ -57,6 +59,24 @@ the same at every model ("k of n targets stable").""",
   tsr audit arms runs/probe-synth-trace-1a2b3c4d5e        # target-only, full, random, oracle per target
 Reads the folder's saved arms (nothing is trained) and writes arm-table.md/.csv/.json into it
 (or --out): mean ± std over seeds; oracle = each seed's best mixed arm in hindsight.""",
+    "kd": """examples:
+  tsr audit kd --teachers era,random,oracle,recent,base,none --seeds 0,1,2,3,4 --workers 2
+  tsr audit kd --methods tsr,er --teachers era,none --seeds 0,1 train.steps=300
+  tsr audit kd --report-only --seeds 0,1,2,3,4          # the runs finished so far
+Each (teacher, seed) is the ordinary run of `tsr run method.name=tsr method.reference=TEACHER seed=S`
+(shared with tsr compare / tsr table, resumable). Teachers: era (default), random, oracle
+(per-batch min-CE snapshot; one forward per snapshot per batch), recent, base, hybrid, top, none.
+Writes kd.json, kd.md, kd.png to <out_dir>/audit-kd-<stream>-<fingerprint> (or --out): Overall, Plas,
+BWT per teacher, the difference to era paired by seed, and C9's spread vs anchor drop.""",
+    "orders": """examples:
+  tsr audit orders --methods er,tsr --orders canonical,reversed --shuffles 2 --seeds 0,1,2
+  tsr audit orders --greedy runs/probe-synth-trace-1a2b3c4d5e --shuffles 3 --seeds 0,1,2,3,4 --workers 2
+  tsr audit orders --methods seqft,er,tsr --report-only --shuffles 2 --seeds 0,1,2
+Each (method, order, seed) is the ordinary run of `tsr run method.name=M stream.order=ORDER seed=S`.
+--shuffles K adds K distinct shuffle:k orders (fixed across seeds); --greedy PROBE_DIR the best-source
+curriculum of that probe folder's transfer matrix. Writes orders.json, orders.md, orders.png to
+<out_dir>/audit-orders-<stream>-<fingerprint> (or --out): Overall, Plas, BWT per order and the range of
+the order means per method (C8: the replay family moves <= 0.03).""",
 }
 
 
@@ -253,6 +273,71 @@ def cmd_audit_intervention(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, what: str) -> dict:
+    """Run (or, with --report-only, only read) a grid of run variants; its finished runs."""
+    from .analysis.variants import finished_runs, run_grid
+
+    executor = _executor(args)
+    if args.report_only:
+        runs = finished_runs(grid)
+        if not runs:
+            where = next(iter(grid.dirs.values())).parent
+            raise TsrError(f"--report-only: no run of this grid has finished yet (runs go to {where})")
+        console.print(f"{what} ({len(runs)} of {len(grid.points)} runs finished) -> {out}")
+    else:
+        console.print(f"{what}: {len(grid.points)} runs, {args.workers} worker(s) -> {out}")
+        err = Console(stderr=True)
+
+        def progress(point, path, done, total):
+            err.print(f"  [{done}/{total}] {point.method} {point.variant} seed {point.seed} -> {path}", highlight=False)
+
+        def task_done(e):
+            err.print(f"      {e.point.method} {e.point.variant} seed {e.point.seed}: task {e.index + 1}/{e.tasks} "
+                      f"{e.name} ({e.seconds:.0f} s)", highlight=False)
+
+        run_grid(grid, args.workers, progress, task_done, executor)
+        runs = finished_runs(grid)
+    return runs
+
+
+def cmd_audit_kd(args: argparse.Namespace, console: Console) -> int:
+    from .analysis import kd_audit as kd
+    from .analysis import variants as va
+
+    config, overrides = _split_args(args.items)
+    teachers = _csv(args.teachers) or list(kd.DEFAULT_TEACHERS)
+    points = kd.plan_kd(_csv(args.methods) or [], teachers, _csv(args.seeds, int, "--seeds") or [0])
+    cfg, stream = va.base_stream(config, overrides)
+    grid = va.plan_grid(config, overrides, points)
+    out = Path(args.out) if args.out else va.audit_dir(cfg, stream, "kd", overrides)
+    runs = _variant_runs(args, console, grid, out, f"distillation audit of {stream.name}")
+    command = "tsr audit kd " + " ".join(args.argv_tail) if args.argv_tail else None
+    summary = kd.write_kd_report(out, va.cells(runs), teachers, stream.name, command)
+    console.print(kd.kd_markdown(summary), markup=False)
+    console.print(f"saved to {out}")
+    return 0
+
+
+def cmd_audit_orders(args: argparse.Namespace, console: Console) -> int:
+    from .analysis import orders_audit as oa
+    from .analysis import variants as va
+
+    config, overrides = _split_args(args.items)
+    methods = va.check_methods(_csv(args.methods) or [])
+    seeds = _csv(args.seeds, int, "--seeds") or [0]
+    cfg, stream = va.base_stream(config, overrides)
+    greedy = oa.greedy_from_probe(Path(args.greedy), stream)[0] if args.greedy else None
+    plan = oa.plan_orders(stream, _csv(args.orders) or [], args.shuffles, greedy)
+    grid = va.plan_grid(config, overrides, oa.plan_points(methods, plan, seeds))
+    out = Path(args.out) if args.out else va.audit_dir(cfg, stream, "orders", overrides)
+    runs = _variant_runs(args, console, grid, out, f"order audit of {stream.name} ({', '.join(plan)})")
+    command = "tsr audit orders " + " ".join(args.argv_tail) if args.argv_tail else None
+    summary = oa.write_orders_report(out, va.cells(runs), plan, stream.name, command, args.greedy)
+    console.print(oa.orders_markdown(summary), markup=False)
+    console.print(f"saved to {out}")
+    return 0
+
+
 def add_audit_parser(add) -> None:
     """``tsr audit NAME``: ``add`` is build_parser's helper that adds one command."""
     p = add("audit", "The paper's audits as commands: budget sweep (with label efficiency), arm table.", None)
@@ -330,3 +415,32 @@ def add_audit_parser(add) -> None:
     q = audit("arms", "The arm table of a probe folder: target-only, full, random, oracle.", cmd_audit_arms)
     q.add_argument("dir", metavar="PROBE_DIR")
     q.add_argument("--out", help="where arm-table.* go (default: PROBE_DIR)")
+
+    q = audit("kd", "Distillation audit: TSR with each teacher (method.reference) on the same seeds; "
+              "teacher identity vs the anchor.", cmd_audit_kd)
+    q.add_argument("items", nargs="*", metavar="CONFIG | key=value")
+    q.add_argument("--teachers", help="comma-separated teachers (default era,random,oracle,recent,base,none; "
+                   "also hybrid, top)")
+    q.add_argument("--methods", default="tsr", help="comma-separated methods: those with method.reference run "
+                   "every teacher, others (er, seqft) once as baselines (default tsr)")
+    q.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
+    q.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel runs")
+    q.add_argument("--out", help="report folder (default: <out_dir>/audit-kd-<stream>-<fingerprint>)")
+    q.add_argument("--report-only", action="store_true", help="train nothing: report the runs finished so far")
+    _add_executor_flags(q)
+
+    q = audit("orders", "Order robustness: each method on canonical, reversed, shuffled and greedy "
+              "curriculum orders; the range of Overall across orders.", cmd_audit_orders)
+    q.add_argument("items", nargs="*", metavar="CONFIG | key=value")
+    q.add_argument("--methods", default="er,tsr", help="comma-separated methods (default er,tsr)")
+    q.add_argument("--orders", default="canonical,reversed", help="comma-separated orders: canonical, reversed, "
+                   "shuffle:<k> (default canonical,reversed)")
+    q.add_argument("--shuffles", type=int, default=0, metavar="K", help="add K distinct shuffle:k orders, "
+                   "k = 0, 1, ... (default 0)")
+    q.add_argument("--greedy", metavar="PROBE_DIR", help="add the greedy best-source curriculum of this probe "
+                   "folder's transfer matrix (needs its target and mixed arms)")
+    q.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
+    q.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel runs")
+    q.add_argument("--out", help="report folder (default: <out_dir>/audit-orders-<stream>-<fingerprint>)")
+    q.add_argument("--report-only", action="store_true", help="train nothing: report the runs finished so far")
+    _add_executor_flags(q)

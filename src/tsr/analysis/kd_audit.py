@@ -1,0 +1,162 @@
+"""The distillation audit (``tsr audit kd``): TSR with each teacher on the same seeds.
+
+The reference paper's Appendix "Distillation: the full ablation record" (Table "Teacher-identity
+ablation") compares the routed teacher with a random teacher per batch, the per-batch oracle
+(min-CE teacher), the latest snapshot, the frozen base and no distillation, and concludes that
+teacher identity is second-order while the anchor matters (claim C9). Here each teacher is a
+value of TSR's ``method.reference`` (:mod:`tsr.methods.tsr`): ``era`` (the routed triple, the
+default), ``random``, ``oracle``, ``recent``, ``base``, ``hybrid``, ``top`` and ``none``. Every
+other setting of the run is the config's; each (teacher, seed) is an ordinary run
+(:mod:`tsr.analysis.variants`).
+
+Methods without a ``reference`` parameter (``er``, ``seqft``, ...) may be added as baselines:
+they run once per seed, in the row ``-``.
+
+The table gives Overall, Plas and BWT (mean ± std over seeds) and each teacher's Overall minus
+``era``'s, paired by seed. C9's numbers, per method with teachers, from the mean Overall of each
+teacher: the *spread* among the anchored teachers (every teacher but ``none`` that ran: max −
+min) and the *anchor drop* (the best anchored teacher − ``none``). ``second_order`` is
+spread < drop. Choices: the means, not per-seed maxima, decide (a paired-by-seed version is the
+difference column); a teacher that has not finished on every seed still counts with the seeds
+it has (``n`` says how many).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+from typing import get_args
+
+from ..atomic import write_figure, write_json, write_text
+from ..engine.compare import Point
+from ..errors import ConfigError
+from ..methods.registry import resolve_method
+from ..methods.tsr import Reference
+from .variants import check_methods, dot_panel, fmt, paired
+
+TEACHERS = get_args(Reference)
+DEFAULT_TEACHERS = ("era", "random", "oracle", "recent", "base", "none")
+BASELINE = "era"
+NO_TEACHER = "-"
+
+
+def has_teachers(method: str) -> bool:
+    return any(f.name == "reference" for f in dataclasses.fields(resolve_method({"name": method}).params))
+
+
+def plan_kd(methods: list[str], teachers: list[str], seeds: list[int]) -> list[Point]:
+    """Each method with a ``reference`` parameter once per teacher, other methods once; every seed."""
+    check_methods(methods)
+    for t in teachers:
+        if t not in TEACHERS:
+            raise ConfigError(f"--teachers: unknown teacher {t!r} (known: {', '.join(TEACHERS)})")
+    if not teachers:
+        raise ConfigError("--teachers: give at least one teacher")
+    if not any(has_teachers(m) for m in methods):
+        raise ConfigError(f"--methods: none of {', '.join(methods)} has teachers (method.reference); add tsr")
+    points = []
+    for m in methods:
+        variants = [(t, (f"method.reference={t}",)) for t in teachers] if has_teachers(m) else [(NO_TEACHER, ())]
+        points += [Point(m, s, extra, v) for v, extra in variants for s in seeds]
+    return points
+
+
+def kd_summary(table: dict[str, dict[str, dict]], teachers: list[str]) -> dict:
+    """Per method: its cells in teacher order, the paired difference to ``era`` and C9's numbers."""
+    out: dict = {"teachers": list(teachers), "baseline": BASELINE, "methods": {}}
+    for method, variants in table.items():
+        if NO_TEACHER in variants:
+            out["methods"][method] = {"teachers": {NO_TEACHER: variants[NO_TEACHER]}}
+            continue
+        rows = {}
+        for t in teachers:
+            if t in variants:
+                cell = dict(variants[t])
+                if BASELINE in variants and t != BASELINE:
+                    cell["vs_era"] = paired(variants[t], variants[BASELINE])
+                rows[t] = cell
+        means = {t: c["overall"]["mean"] for t, c in rows.items()
+                 if c["overall"]["n"] and not math.isnan(c["overall"]["mean"])}
+        anchored = {t: v for t, v in means.items() if t != "none"}
+        c9: dict = {"anchored": sorted(anchored, key=teachers.index)}
+        if len(anchored) >= 2:
+            c9["spread"] = max(anchored.values()) - min(anchored.values())
+        if anchored and "none" in means:
+            best = max(anchored, key=lambda t: (anchored[t], -teachers.index(t)))
+            c9.update(best=best, none=means["none"], drop=anchored[best] - means["none"])
+        if "spread" in c9 and "drop" in c9:
+            c9["second_order"] = bool(c9["spread"] < c9["drop"])
+        out["methods"][method] = {"teachers": rows, "c9": c9}
+    return out
+
+
+def kd_markdown(summary: dict) -> str:
+    lines = ["| method | teacher | Overall | Plas | BWT | Overall − era (paired) | seeds |",
+             "|---|---|---|---|---|---|---|"]
+    for method, r in summary["methods"].items():
+        for t, c in r["teachers"].items():
+            diff = "0 (default)" if t == BASELINE else fmt(c.get("vs_era"), signed=True)
+            lines.append(f"| {method} | {t} | {fmt(c['overall'])} | {fmt(c['plas'])} | {fmt(c['bwt'], True)} | "
+                         f"{diff if t != NO_TEACHER else '-'} | {c['overall']['n']} |")
+    text = "\n".join(lines) + "\n"
+    for method, r in summary["methods"].items():
+        c9 = r.get("c9")
+        if not c9:
+            continue
+        spread = f"{c9['spread']:.3f}" if "spread" in c9 else "- (fewer than two anchored teachers)"
+        drop = (f"{c9['drop']:+.3f} ({c9['best']} − none)" if "drop" in c9 else "- (needs none and an anchored teacher)")
+        text += (f"\n**{method}** (C9, from the mean Overall): spread among anchored teachers "
+                 f"({', '.join(c9['anchored'])}) {spread}; anchor drop {drop}")
+        if "second_order" in c9:
+            text += f"; teacher identity second-order (spread < drop): **{'yes' if c9['second_order'] else 'no'}**"
+        text += ".\n"
+    return text
+
+
+def kd_figure(summary: dict, title: str):
+    """One panel per method with teachers: Overall per teacher (mean ± std, seeds as dots);
+    methods without teachers as dashed lines."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    withs = [m for m, r in summary["methods"].items() if "c9" in r]
+    plain = {m: r["teachers"][NO_TEACHER] for m, r in summary["methods"].items() if "c9" not in r}
+    fig, axes = plt.subplots(1, len(withs), figsize=(max(4.8, 0.75 * len(summary["teachers"]) + 2.2) * len(withs), 3.6),
+                             squeeze=False)
+    tab10 = matplotlib.colormaps["tab10"]
+    colors = {t: ("#777777" if t == "none" else "#1f4e9a" if t == BASELINE else tab10(0)) for t in summary["teachers"]}
+    for ax, m in zip(axes.flat, withs):
+        rows = summary["methods"][m]["teachers"]
+        dot_panel(ax, summary["teachers"], rows.get, colors=colors)
+        for i, (name, cell) in enumerate(plain.items()):
+            if cell["overall"]["n"]:
+                ax.axhline(cell["overall"]["mean"], color=tab10(1 + i), ls="--", lw=1.0, label=f"{name} (no teacher)")
+        c9 = summary["methods"][m]["c9"]
+        note = []
+        if "spread" in c9:
+            note.append(f"spread (anchored) {c9['spread']:.3f}")
+        if "drop" in c9:
+            note.append(f"drop to none {c9['drop']:+.3f}")
+        ax.set_title(m + ("\n" + ", ".join(note) if note else ""), fontsize=9)
+        ax.set_xlabel("teacher (method.reference)", fontsize=8)
+        ax.set_ylabel("Overall (final mean accuracy)", fontsize=8)
+        if plain:
+            ax.legend(fontsize=7, loc="best")
+    fig.suptitle(title + "\nmean ± std over seeds; small dots: each seed", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def write_kd_report(out: Path, table: dict, teachers: list[str], title: str, command: str | None = None) -> dict:
+    """kd.json, kd.md and kd.png into ``out``; returns the summary."""
+    summary = kd_summary(table, teachers)
+    if command:
+        summary["command"] = command
+    head = f"# Distillation audit · {title}\n\n" + (f"```bash\n{command}\n```\n\n" if command else "")
+    write_text(Path(out) / "kd.md", head + kd_markdown(summary))
+    write_figure(Path(out) / "kd.png", kd_figure(summary, f"teacher-identity ablation · {title}"), dpi=120)
+    write_json(Path(out) / "kd.json", summary)
+    return summary

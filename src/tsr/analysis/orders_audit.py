@@ -1,0 +1,242 @@
+"""The order-robustness audit (``tsr audit orders``): each method on several task orders.
+
+The reference paper's Appendix "Stream robustness" ("Task order"): across the greedy
+best-source curriculum, its reversal, deterministic reshufflings and arbitrary reorderings, the
+replay family varies by at most .03, while no-memory baselines track the order's tail (claim
+C8). Each order is a value of ``stream.order`` (:mod:`tsr.data.orders`), each (order, seed) an
+ordinary run (:mod:`tsr.analysis.variants`):
+
+- ``canonical``, ``reversed``;
+- ``--shuffles K``: K *distinct* shuffles ``shuffle:k`` (fixed across run seeds), k = 0, 1, ...
+  skipping a k whose order equals canonical, reversed or an earlier shuffle, so K shuffles are
+  K different orders (refused when the stream has fewer left);
+- ``greedy``: the best-source curriculum from a probe folder's transfer matrix
+  (:func:`greedy_order`), run as an explicit ``stream.order`` list. An order equal to an
+  earlier one (a greedy curriculum that is the canonical order) shares that order's runs.
+
+The greedy rule (the paper names the curriculum but not its construction): start from the
+stream's first task; then repeatedly append the remaining task whose best already-placed source
+has the largest measured benefit on it (the transfer matrix's mean, oriented so that positive
+helps: accuracy gain for classification targets, loss reduction for generation ones, as
+:func:`tsr.analysis.transfer.benefit`); a task with no measured placed source counts as -inf;
+ties go to the earlier task of the stream. Benefits of the two kinds are compared as they are
+(accuracy and loss units), a choice kept visible in the report.
+
+Per method and order: Overall, Plas, BWT (mean ± std over seeds); per method the *range* of
+the order means (max − min), C8's "moves <= 0.03". The *replay family* is every method in a
+rehearsal or TSR row group of the paper's table (:data:`tsr.analysis.table.FAMILY` >= 2).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from itertools import permutations
+from pathlib import Path
+
+from ..atomic import write_figure, write_json, write_text
+from ..data.example import Stream
+from ..data.orders import order_names
+from ..engine.compare import Point
+from ..errors import ConfigError
+from .table import FAMILY
+from .transfer import benefit, transfer_matrix
+from .variants import check_methods, dot_panel, fmt
+
+THRESHOLD = 0.03
+
+
+def load_probe_arms(folder: Path) -> list[dict]:
+    """A probe folder's saved arms (``arms/*.json``)."""
+    files = sorted((folder / "arms").glob("*.json")) if (folder / "arms").is_dir() else []
+    if not files:
+        raise ConfigError(f"--greedy: {folder} is not a probe folder (no arms/*.json)")
+    try:
+        return [json.loads(p.read_text(encoding="utf-8")) for p in files]
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"--greedy: {folder}/arms: an arm file is not readable JSON ({e})") from None
+
+
+def greedy_order(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], names: list[str]) -> list[str]:
+    """The best-source curriculum over ``names`` (the stream's order; see the module doc)."""
+    def gain(target: str, placed: list[str]) -> float:
+        cells = matrix.get(target, {})
+        values = [benefit(cells[s]["mean"], kinds[target]) for s in placed
+                  if s in cells and cells[s].get("n", 1) and not math.isnan(cells[s]["mean"])]
+        return max(values, default=-math.inf)
+
+    order, left = names[:1], list(names[1:])
+    while left:
+        nxt = max(left, key=lambda t: (gain(t, order), -names.index(t)))
+        order.append(nxt)
+        left.remove(nxt)
+    return order
+
+
+def greedy_from_probe(folder: Path, stream: Stream) -> tuple[list[str], dict]:
+    """The curriculum from a probe folder's measured matrix, and the matrix it used."""
+    arms = load_probe_arms(Path(folder))
+    mixed = [a for a in arms if a.get("arm") == "mixed"]
+    if not mixed:
+        raise ConfigError(f"--greedy: {folder} holds no mixed arms (run `tsr probe --arms target,mixed`)")
+    kinds = {a["target"]: a["kind"] for a in arms}
+    matrix = transfer_matrix(arms)
+    lacking = [t for t in stream.names[1:]
+               if not any(c["n"] for s, c in matrix.get(t, {}).items() if s in stream.names and s != t)]
+    if lacking:
+        raise ConfigError(f"--greedy: {folder} has no mixed arm (with its target arm) for target "
+                          f"{', '.join(lacking)} from another task of {stream.name}")
+    return greedy_order(matrix, kinds, stream.names), matrix
+
+
+def plan_orders(stream: Stream, orders: list[str], shuffles: int, greedy: list[str] | None) -> dict[str, dict]:
+    """``{label: {"order": stream.order value, "tasks": [...], "same_as": label | None}}``."""
+    plan: dict[str, dict] = {}
+
+    def add(label: str, value, tasks: list[str]) -> None:
+        same = next((k for k, v in plan.items() if v["tasks"] == tasks and v["same_as"] is None), None)
+        plan[label] = {"order": value, "tasks": tasks, "same_as": same}
+
+    for word in orders:
+        w = word.strip()
+        if w == "shuffle":
+            raise ConfigError("--orders: 'shuffle' changes with the run seed; name shuffle:<k> or use --shuffles")
+        if w not in ("canonical", "reversed") and not w.startswith("shuffle:"):
+            raise ConfigError(f"--orders: unknown order {w!r} (canonical, reversed, shuffle:<k>; --greedy, --shuffles)")
+        try:
+            add(w, w, order_names(stream, w))
+        except ConfigError as e:
+            raise ConfigError(f"--orders: {e}") from None
+    if shuffles < 0:
+        raise ConfigError("--shuffles: must be >= 0")
+    seen = [v["tasks"] for v in plan.values()]
+    if shuffles and len(stream.names) <= 8:
+        left = sum(1 for p in permutations(stream.names) if list(p) not in seen)
+        if shuffles > left:
+            raise ConfigError(f"--shuffles: {stream.name} has only {left} other orders of its {len(stream.names)} tasks")
+    k = found = 0
+    while found < shuffles:
+        if k > 100 * (shuffles + 10):
+            raise ConfigError(f"--shuffles: could not find {shuffles} distinct shuffles of {stream.name}")
+        tasks = order_names(stream, f"shuffle:{k}")
+        if tasks not in seen:
+            add(f"shuffle:{k}", f"shuffle:{k}", tasks)
+            seen.append(tasks)
+            found += 1
+        k += 1
+    if greedy is not None:
+        add("greedy", list(greedy), list(greedy))
+    if not plan:
+        raise ConfigError("--orders: no order to run (give --orders, --shuffles or --greedy)")
+    return plan
+
+
+def plan_points(methods: list[str], plan: dict[str, dict], seeds: list[int]) -> list[Point]:
+    """Each method on each order that is not an earlier one's twin, every seed."""
+    check_methods(methods)
+    return [Point(m, s, (override(v["order"]),), label) for m in methods for label, v in plan.items()
+            if v["same_as"] is None for s in seeds]
+
+
+def override(value) -> str:
+    """The ``stream.order=...`` override of an order (a list as a YAML flow list)."""
+    return f"stream.order={json.dumps(value) if isinstance(value, list) else value}"
+
+
+def replay_family(method: str) -> bool:
+    return FAMILY.get(method.split(" (")[0], 3) >= 2
+
+
+def orders_summary(table: dict[str, dict[str, dict]], plan: dict[str, dict], threshold: float = THRESHOLD) -> dict:
+    """Per method: each order's cell (an alias shows its twin's), the ranges of the order means, C8."""
+    out: dict = {"orders": {k: {"tasks": v["tasks"], "same_as": v["same_as"]} for k, v in plan.items()},
+                 "threshold": threshold, "methods": {}}
+    for method, variants in table.items():
+        rows = {label: variants[v["same_as"] or label] for label, v in plan.items() if (v["same_as"] or label) in variants}
+        ranges = {}
+        for m in ("overall", "plas", "bwt"):
+            means = [c[m]["mean"] for label, c in rows.items()  # each distinct order once
+                     if plan[label]["same_as"] is None and c[m]["n"] and not math.isnan(c[m]["mean"])]
+            ranges[m] = max(means) - min(means) if len(means) >= 2 else math.nan
+        within = None if math.isnan(ranges["overall"]) else bool(round(ranges["overall"], 3) <= threshold)
+        out["methods"][method] = {"orders": rows, "range": ranges, "replay_family": replay_family(method),
+                                  "within": within}
+    family = [r["range"]["overall"] for r in out["methods"].values()
+              if r["replay_family"] and not math.isnan(r["range"]["overall"])]
+    out["c8"] = {"replay_family": [m for m, r in out["methods"].items() if r["replay_family"]],
+                 "max_range": max(family) if family else math.nan,
+                 "holds": bool(round(max(family), 3) <= threshold) if family else None}
+    return out
+
+
+def orders_markdown(summary: dict) -> str:
+    lines = ["| order | tasks |", "|---|---|"]
+    for label, o in summary["orders"].items():
+        same = f" (= {o['same_as']}: its runs)" if o["same_as"] else ""
+        lines.append(f"| {label} | {' → '.join(o['tasks'])}{same} |")
+    text = "\n".join(lines) + "\n"
+    for method, r in summary["methods"].items():
+        text += f"\n**{method}**{' (replay family)' if r['replay_family'] else ''}\n\n"
+        text += "| order | Overall | Plas | BWT | seeds |\n|---|---|---|---|---|\n"
+        for label, c in r["orders"].items():
+            text += f"| {label} | {fmt(c['overall'])} | {fmt(c['plas'])} | {fmt(c['bwt'], True)} | {c['overall']['n']} |\n"
+        rg = {m: ("-" if math.isnan(v) else f"{v:.3f}") for m, v in r["range"].items()}
+        text += f"| range (max − min of the means) | {rg['overall']} | {rg['plas']} | {rg['bwt']} | |\n"
+    c8 = summary["c8"]
+    if c8["holds"] is not None:
+        text += (f"\nC8 (the replay family moves <= {summary['threshold']:.2f} across orders): largest range of the "
+                 f"Overall means among {', '.join(c8['replay_family'])}: {c8['max_range']:.3f}, "
+                 f"**{'holds' if c8['holds'] else 'does not hold'}**.\n")
+    return text
+
+
+def orders_figure(summary: dict, title: str):
+    """One panel per method: Overall per order (mean ± std over seeds, seeds as dots)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    methods = list(summary["methods"])
+    labels = list(summary["orders"])
+    cols = min(3, len(methods))
+    rows = -(-len(methods) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(4.4, 0.55 * len(labels) + 2.4) * cols, 3.5 * rows + 0.6),
+                             squeeze=False)
+    colors = {label: "#1f4e9a" if label == "canonical" else "#b5651d" if label == "greedy" else "#1f77b4"
+              for label in labels}
+    for ax, m in zip(axes.flat, methods):
+        r = summary["methods"][m]
+        means = [c["overall"]["mean"] for c in r["orders"].values() if c["overall"]["n"]]
+        if means:  # C8's window: every order mean inside it moves by at most the threshold
+            low = min(means)
+            ax.axhspan(low, low + summary["threshold"], color="#2e8b3d", alpha=0.10, lw=0)
+        dot_panel(ax, labels, r["orders"].get, colors=colors)
+        rng = r["range"]["overall"]
+        ax.set_title(f"{m}" + ("" if math.isnan(rng) else f"\nrange of the means {rng:.3f}"), fontsize=9)
+        ax.set_xlabel("task order", fontsize=8)
+        ax.set_ylabel("Overall (final mean accuracy)", fontsize=8)
+    for ax in list(axes.flat)[len(methods):]:
+        ax.axis("off")
+    fig.suptitle(title + f"\nmean ± std over seeds; small dots: each seed; green band: the lowest order mean "
+                 f"+ {summary['threshold']:.2f} (C8)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def write_orders_report(out: Path, table: dict, plan: dict, title: str, command: str | None = None,
+                        greedy_source: str | None = None) -> dict:
+    """orders.json, orders.md and orders.png into ``out``; returns the summary."""
+    summary = orders_summary(table, plan)
+    if command:
+        summary["command"] = command
+    if greedy_source:
+        summary["greedy_from"] = greedy_source
+    head = f"# Order robustness · {title}\n\n" + (f"```bash\n{command}\n```\n\n" if command else "")
+    if greedy_source:
+        head += (f"greedy: the best-source curriculum from the transfer matrix of {greedy_source} "
+                 "(start from the stream's first task, then append the task whose best placed source helps it most)\n\n")
+    write_text(Path(out) / "orders.md", head + orders_markdown(summary))
+    write_figure(Path(out) / "orders.png", orders_figure(summary, f"task-order robustness · {title}"), dpi=120)
+    write_json(Path(out) / "orders.json", summary)
+    return summary

@@ -1,0 +1,165 @@
+"""A grid of run variants: one config, methods x variants x seeds, each point an ordinary run.
+
+A *variant* is a name and the ``key=value`` overrides that make it (``random`` ->
+``method.reference=random``; ``reversed`` -> ``stream.order=reversed``). Every point runs through
+:func:`tsr.engine.compare.run_sweep` in the run directory ``tsr run`` gives its config
+(:func:`tsr.engine.compare.point_dir`), so ``tsr compare``, ``tsr table`` and the audits built on
+this module (``tsr audit kd``, ``tsr audit orders``) share finished runs, and an interrupted grid
+resumes run by run. A ``method.*`` override given to the grid applies to every method in it (it
+is applied after each point's ``method.name``, which would otherwise drop it, as
+``tsr run method.name=M method.key=v`` keeps it). Results are read back through :mod:`tsr.analysis.table` (``results.json``
+by :func:`tsr.engine.results.load_results`); cells are mean ± sample std over seeds, and a
+difference between two variants is paired by seed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from ..config import RunConfig, load_config
+from ..data.example import Stream
+from ..data.streams import load_stream
+from ..engine.compare import Point, TaskDone, point_dir, run_sweep
+from ..engine.pool import Executor
+from ..errors import ConfigError
+from ..methods.registry import resolve_method
+from .table import METRICS, RunSummary, mean_std, summarise
+
+
+@dataclass(frozen=True)
+class Grid:
+    config: str | None
+    overrides: tuple[str, ...]
+    points: tuple[Point, ...]
+    dirs: dict[Point, Path]
+
+
+def check_methods(methods: list[str]) -> list[str]:
+    """The names, each a known method or preset (``--methods``)."""
+    if not methods:
+        raise ConfigError("--methods: give at least one method")
+    for m in methods:
+        try:
+            resolve_method({"name": m})
+        except ConfigError:
+            raise ConfigError(f"--methods: unknown method {m!r} (see `tsr methods`)") from None
+    return methods
+
+
+def split_overrides(overrides: list[str]) -> tuple[list[str], list[str]]:
+    """(run overrides, ``method.*`` overrides); ``name=`` and ``method.name=`` are refused (the
+    grid names its runs by their configs, and ``--methods`` chooses the methods)."""
+    run, method = [], []
+    for o in overrides:
+        key = o.split("=", 1)[0].strip()
+        if key == "name":
+            raise ConfigError(f"{o}: a grid's runs are named by their configs (one folder each); drop 'name='")
+        if key == "method.name":
+            raise ConfigError(f"{o}: the grid's methods come from --methods; drop 'method.name='")
+        (method if key.startswith("method.") else run).append(o)
+    return run, method
+
+
+def base_stream(config: str | None, overrides: list[str]) -> tuple[RunConfig, Stream]:
+    """The grid's config without its method settings (before any point's method, seed and
+    variant) and its stream in the stream's own order."""
+    cfg = load_config(config, split_overrides(overrides)[0])
+    return cfg, load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options)
+
+
+def audit_dir(cfg: RunConfig, stream: Stream, kind: str, overrides: list[str] = ()) -> Path:
+    """``<out_dir>/audit-<kind>-<stream>-<hash>``: the hash of the grid's config and its method overrides."""
+    method = split_overrides(list(overrides))[1]
+    tag = cfg.fingerprint() if not method else hashlib.sha256(
+        json.dumps([cfg.fingerprint(), method]).encode()).hexdigest()[:10]
+    return Path(cfg.out_dir) / f"audit-{kind}-{stream.name}-{tag}"
+
+
+def plan_grid(config: str | None, overrides: list[str], points: list[Point]) -> Grid:
+    """Every point's run directory, every config checked before anything runs; nothing is written.
+    The grid's ``method.*`` overrides join each point's own, before them."""
+    run, method = split_overrides(list(overrides))
+    points = [dataclasses.replace(p, overrides=(*method, *p.overrides)) for p in points]
+    dirs = {p: point_dir(config, run, p) for p in points}
+    return Grid(config, tuple(run), tuple(points), dirs)
+
+
+def run_grid(grid: Grid, workers: int = 1, progress: Callable[[Point, str, int, int], None] | None = None,
+             task_done: Callable[[TaskDone], None] | None = None, executor: Executor | None = None) -> None:
+    """Train (or resume) every point that has not finished; finished runs return at once."""
+    run_sweep(grid.config, list(grid.overrides), list(grid.points), workers, progress, task_done, executor)
+
+
+def finished_runs(grid: Grid) -> dict[Point, RunSummary]:
+    """The points whose runs have finished, read from their run directories."""
+    out = {}
+    for point, path in grid.dirs.items():
+        if (path / "results.json").is_file():
+            summary = summarise(path)
+            if summary.finished:
+                out[point] = summary
+    return out
+
+
+def _number(value) -> float:
+    return math.nan if value is None else float(value)
+
+
+def cells(runs: dict[Point, RunSummary], metrics: tuple[str, ...] = METRICS) -> dict[str, dict[str, dict]]:
+    """``{method: {variant: {metric: {mean, std, n}, "seeds": {seed: {metric..., "run"}}}}}``."""
+    out: dict[str, dict[str, dict]] = {}
+    for point, s in sorted(runs.items(), key=lambda kv: kv[0].seed):
+        cell = out.setdefault(point.method, {}).setdefault(point.variant, {"seeds": {}})
+        cell["seeds"][str(point.seed)] = {**{m: _number(s.metrics.get(m)) for m in metrics}, "run": str(s.path)}
+    for variants in out.values():
+        for cell in variants.values():
+            for m in metrics:
+                mean, std, n = mean_std([v[m] for v in cell["seeds"].values()])
+                cell[m] = {"mean": mean, "std": std, "n": n}
+    return out
+
+
+def paired(a: dict, b: dict, metric: str = "overall") -> dict:
+    """``a - b`` over the seeds both cells have: mean, sample std, n (NaN when none)."""
+    common = sorted(set(a["seeds"]) & set(b["seeds"]), key=int)
+    diffs = [a["seeds"][s][metric] - b["seeds"][s][metric] for s in common]
+    diffs = [d for d in diffs if not math.isnan(d)]
+    if not diffs:
+        return {"mean": math.nan, "std": math.nan, "n": 0}
+    return {"mean": statistics.fmean(diffs), "std": statistics.stdev(diffs) if len(diffs) > 1 else 0.0,
+            "n": len(diffs)}
+
+
+def fmt(stat: dict | None, signed: bool = False) -> str:
+    """``mean ± std`` of a cell's metric, ``-`` where there is none."""
+    if not stat or stat.get("n", 0) == 0 or math.isnan(stat["mean"]):
+        return "-"
+    mean = f"{stat['mean']:+.3f}" if signed else f"{stat['mean']:.3f}"
+    return f"{mean} ± {stat['std']:.3f}"
+
+
+def dot_panel(ax, labels: list[str], cell_of: Callable[[str], dict | None], metric: str = "overall",
+              colors: dict[str, str] | None = None) -> None:
+    """One panel of a variant chart: each variant's seeds as small dots and its mean ± std."""
+    colors = colors or {}
+    for x, label in enumerate(labels):
+        cell = cell_of(label)
+        if not cell or cell[metric]["n"] == 0:
+            continue
+        color = colors.get(label, "#1f77b4")
+        seeds = [v[metric] for v in cell["seeds"].values() if not math.isnan(v[metric])]
+        ax.scatter([x + 0.12] * len(seeds), seeds, s=9, color=color, alpha=0.45, lw=0)
+        ax.errorbar([x], [cell[metric]["mean"]], yerr=[cell[metric]["std"]], fmt="o", ms=6, color=color,
+                    capsize=4, lw=1.4)
+    crowded = len(labels) > 5
+    ax.set_xticks(range(len(labels)), labels, rotation=30 if crowded else 0, ha="right" if crowded else "center")
+    ax.set_xlim(-0.6, len(labels) - 0.4)
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.2, axis="y")

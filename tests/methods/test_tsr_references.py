@@ -112,3 +112,17 @@ def test_random_teacher_is_the_generators_draw_reproducible_and_covers_every_sna
     nxt = [method.reference(_context(p, 2, states[:2]), TARGET)[0][1] for _ in range(300)]
     assert set(nxt) == {0, 1}
     assert nxt == list(numpy_rng(p.cfg.seed, "teacher-random", 2).integers(2, size=300))
+
+
+@pytest.mark.parametrize("reference", ["random", "oracle"])
+def test_a_run_resumed_after_a_task_equals_the_uninterrupted_one(make_config, monkeypatch, reference):
+    """The random teachers' generator is per task, so a run resumed at a task boundary draws the same teachers."""
+    from conftest import run_interrupted
+
+    overrides = ("method.name=tsr", f"method.reference={reference}", "train.steps=6")
+    whole = execute(make_config(*overrides, "name=whole"))
+    cfg = make_config(*overrides, "name=resumed")
+    assert run_interrupted(monkeypatch, cfg, 2) == 2  # tasks 0 and 1 saved; task 2 (two snapshots) after resuming
+    resumed = execute(cfg)
+    assert resumed.resumed_from == 2
+    assert _results(resumed.run) == _results(whole.run)

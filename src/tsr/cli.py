@@ -444,7 +444,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
     p.add_argument("--targets", help="comma-separated target tasks (default: all)")
     p.add_argument("--sources", help="comma-separated source tasks for mixed arms (default: all)")
-    p.add_argument("--arms", help="comma-separated arms: target, full, mixed, random (default: target,full,mixed)")
+    p.add_argument("--arms", help="comma-separated arms: target, full, mixed, random, init, anchor "
+                   "(default: target,full,mixed; init/anchor: tsr audit carriers)")
     p.add_argument("--full", type=int, metavar="M", help="examples of the full arm (default: 10 x stream.budget)")
     p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel processes")
     p.add_argument("--out", help="output folder (default: <out_dir>/probe-<stream>-<fingerprint>)")

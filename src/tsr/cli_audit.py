@@ -88,6 +88,17 @@ def _one_line_errors(parser: argparse.ArgumentParser) -> None:
     parser.error = error  # type: ignore[method-assign]
 
 
+def _arm_progress(describe):
+    """The progress callback of an arm grid: one stderr line every 10 arms and at the end."""
+    err = Console(stderr=True)
+
+    def progress(result: dict, done: int, total: int) -> None:
+        if done % 10 == 0 or done == total:
+            err.print(f"  {done}/{total} arms ({describe(result)})")
+
+    return progress
+
+
 def cmd_audit_budget(args: argparse.Namespace, console: Console) -> int:
     from .analysis import budget as bu
     from .analysis.budget_report import budget_markdown, write_budget_report
@@ -110,11 +121,7 @@ def cmd_audit_budget(args: argparse.Namespace, console: Console) -> int:
         jobs = len(bu.jobs_at(stream, plan)) * len(plan.budgets)
         console.print(f"budget audit of {stream.name}: N in {', '.join(map(str, plan.budgets))} "
                       f"(N_max {plan.n_max}), {jobs} arms, {args.workers} worker(s) -> {out}")
-        err = Console(stderr=True)
-
-        def progress(result: dict, done: int, total: int) -> None:
-            if done % 10 == 0 or done == total:
-                err.print(f"  {done}/{total} arms (N={result['budget']} {result['target']} {result['arm']})")
+        progress = _arm_progress(lambda result: f"N={result['budget']} {result['target']} {result['arm']}")
 
         arms = bu.run_budget(cfg, stream, plan, args.workers, progress, _executor(args))
     command = "tsr audit budget " + " ".join(args.argv_tail) if args.argv_tail else None
@@ -153,11 +160,7 @@ def cmd_audit_carriers(args: argparse.Namespace, console: Console) -> int:
         jobs = ca.carrier_jobs(stream, plan)
         console.print(f"carrier study of {stream.name}: {pairs_text}; {len(jobs)} arms, {args.workers} worker(s), "
                       f"checkpoints {', '.join(map(str, plan.checkpoints)) or 'none'} -> {out}")
-        err = Console(stderr=True)
-
-        def progress(result: dict, done: int, total: int) -> None:
-            if done % 10 == 0 or done == total:
-                err.print(f"  {done}/{total} arms ({result['target']} {result['arm']})")
+        progress = _arm_progress(lambda result: f"{result['target']} {result['arm']}")
 
         arms = ca.run_carriers(cfg, stream, plan, args.workers, progress, _executor(args))
     command = "tsr audit carriers " + " ".join(args.argv_tail) if args.argv_tail else None
@@ -195,11 +198,7 @@ def cmd_audit_scale(args: argparse.Namespace, console: Console) -> int:
         jobs = len(sc.jobs_of(stream, plan)) * len(plan.models)
         console.print(f"scale audit of {stream.name}: {', '.join(plan.labels)}; {jobs} arms, "
                       f"{args.workers} worker(s) -> {out}")
-        err = Console(stderr=True)
-
-        def progress(result: dict, done: int, total: int) -> None:
-            if done % 10 == 0 or done == total:
-                err.print(f"  {done}/{total} arms ({result['model']} {result['target']} {result['arm']})")
+        progress = _arm_progress(lambda result: f"{result['model']} {result['target']} {result['arm']}")
 
         arms = sc.run_scale(cfg, stream, plan, args.workers, progress, _executor(args))
     tables = None
@@ -220,16 +219,10 @@ def cmd_audit_arms(args: argparse.Namespace, console: Console) -> int:
     import json
 
     from .analysis.arms import arm_table, signature_routes, table_markdown, write_arm_table
-    from .errors import ConfigError
+    from .analysis.probe import read_arms
 
     folder = Path(args.dir)
-    files = sorted((folder / "arms").glob("*.json")) if (folder / "arms").is_dir() else []
-    if not files:
-        raise ConfigError(f"{folder}: not a probe folder (no arms/*.json)")
-    try:
-        arms = [json.loads(p.read_text(encoding="utf-8")) for p in files]
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"{folder}/arms: an arm file is not readable JSON ({e})") from None
+    arms = read_arms(folder)
     routes = {}
     try:  # the signature audit of the folder's last `tsr probe --signatures`, if any
         routes = signature_routes(json.loads((folder / "report.json").read_text(encoding="utf-8")).get("signatures"))
@@ -340,7 +333,8 @@ def cmd_audit_orders(args: argparse.Namespace, console: Console) -> int:
 
 def add_audit_parser(add) -> None:
     """``tsr audit NAME``: ``add`` is build_parser's helper that adds one command."""
-    p = add("audit", "The paper's audits as commands: budget sweep (with label efficiency), arm table.", None)
+    p = add("audit", "The paper's audits as commands: budget sweep (with label efficiency), arm table, "
+            "local intervention, carriers, distillation teachers, task orders, scale.", None)
     p.epilog = EXAMPLES[""]
     _one_line_errors(p)
     audits = p.add_subparsers(dest="audit", required=True, metavar="NAME")

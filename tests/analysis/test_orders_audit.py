@@ -168,7 +168,7 @@ def test_bad_orders_inputs(tiny_model, toy_stream, tmp_path, capsys):
            "--orders: unknown order 'sideways'")
     refuse(capsys, tmp_path, ["audit", "orders", *common, "--orders", "shuffle"], "shuffle:<k>")
     refuse(capsys, tmp_path, ["audit", "orders", *common, "--shuffles", "9"], "--shuffles: toy has only 4 other orders")
-    refuse(capsys, tmp_path, ["audit", "orders", *common, "--greedy", str(tmp_path / "runs")], "is not a probe folder")
+    refuse(capsys, tmp_path, ["audit", "orders", *common, "--greedy", str(tmp_path / "runs")], "not a probe folder")
     targets_only = _probe(tmp_path / "p1", [_arm("vowel", "target", 0, 0.5), _arm("copy", "target", 0, 0.5)])
     refuse(capsys, tmp_path, ["audit", "orders", *common, "--greedy", str(targets_only)], "holds no mixed arms")
     partial = _probe(tmp_path / "p2", [_arm("vowel", "target", 0, 0.5), _arm("vowel", "mixed", 0, 0.4, "parity")])

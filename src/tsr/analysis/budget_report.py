@@ -8,9 +8,10 @@ import math
 import statistics
 from pathlib import Path
 
-from ..atomic import write_figure, write_json, write_text
+from ..atomic import write_figure
 from .arms import oracle_arms
 from .label_efficiency import equivalent_examples
+from .report_files import write_report_files
 from .transfer import metric, stat
 
 
@@ -198,14 +199,8 @@ def write_budget_report(out: Path, arms_by_n: dict[int, list[dict]], n_max: int,
                         title: str, command: str | None = None) -> dict:
     """budget.json, budget.md, budget.png and (with mixed, random or oracle arms) gains.png
     into ``out``; returns the summary."""
-    out = Path(out)
     summary = budget_summary(arms_by_n, n_max)
-    if command:
-        summary["command"] = command
-    head = f"# Budget audit · {title}\n\n" + (f"```bash\n{command}\n```\n\n" if command else "")
-    write_text(out / "budget.md", head + budget_markdown(summary, order))
-    write_figure(out / "budget.png", budget_figure(summary, order, f"budget sweep · {title}"), dpi=120)
     if any(r["arms"] for r in summary["targets"].values()):
-        write_figure(out / "gains.png", gains_figure(summary, order, f"transfer gain by budget · {title}"), dpi=120)
-    write_json(out / "budget.json", summary)
-    return summary
+        write_figure(Path(out) / "gains.png", gains_figure(summary, order, f"transfer gain by budget · {title}"), dpi=120)
+    return write_report_files(out, "budget", f"Budget audit · {title}", summary, budget_markdown(summary, order),
+                              budget_figure(summary, order, f"budget sweep · {title}"), command)

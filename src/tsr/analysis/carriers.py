@@ -78,14 +78,7 @@ def parse_pairs(text: str) -> list[tuple[str, str]]:
 def pairs_from_probe(folder: Path, top: int | None = None) -> list[tuple[str, str]]:
     """Each target's best source in the transfer matrix of the probe folder ``folder`` (its
     saved mixed arms), the ``top`` pairs with the largest mixing benefit first."""
-    folder = Path(folder)
-    files = sorted((folder / "arms").glob("*.json")) if (folder / "arms").is_dir() else []
-    if not files:
-        raise ConfigError(f"--from {folder}: not a probe folder (no arms/*.json)")
-    try:
-        arms = [json.loads(p.read_text(encoding="utf-8")) for p in files]
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"--from {folder}/arms: an arm file is not readable JSON ({e})") from None
+    arms = pr.read_arms(folder, "--from")
     matrix = {t: {s: c for s, c in cells.items() if not math.isnan(c["mean"])}
               for t, cells in transfer_matrix(arms).items()}
     kinds = {a["target"]: a["kind"] for a in arms}

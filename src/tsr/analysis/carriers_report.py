@@ -7,7 +7,8 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ..atomic import write_figure, write_json, write_text
+from .report_files import write_report_files
+
 
 MAX_PANELS = 8  # more pairs than this: only the mean panels are drawn
 COLORS = {"target": "black", "mixed": "#2e8b3d", "init": "#d9822b"}
@@ -104,11 +105,5 @@ def carriers_figure(summary: dict, title: str):
 
 def write_carriers_report(out: Path, summary: dict, title: str, command: str | None = None) -> dict:
     """carriers.json, carriers.md and carriers.png into ``out``; returns the summary."""
-    out = Path(out)
-    if command:
-        summary = {**summary, "command": command}
-    head = f"# Carrier study · {title}\n\n" + (f"```bash\n{command}\n```\n\n" if command else "")
-    write_text(out / "carriers.md", head + carriers_markdown(summary))
-    write_figure(out / "carriers.png", carriers_figure(summary, f"candidate carriers · {title}"), dpi=120)
-    write_json(out / "carriers.json", summary)
-    return summary
+    return write_report_files(out, "carriers", f"Carrier study · {title}", summary, carriers_markdown(summary),
+                              carriers_figure(summary, f"candidate carriers · {title}"), command)

@@ -28,11 +28,11 @@ import math
 from pathlib import Path
 from typing import get_args
 
-from ..atomic import write_figure, write_json, write_text
 from ..engine.compare import Point
 from ..errors import ConfigError
 from ..methods.registry import resolve_method
 from ..methods.tsr import Reference
+from .report_files import write_report_files
 from .variants import check_methods, dot_panel, fmt, paired
 
 TEACHERS = get_args(Reference)
@@ -153,10 +153,5 @@ def kd_figure(summary: dict, title: str):
 def write_kd_report(out: Path, table: dict, teachers: list[str], title: str, command: str | None = None) -> dict:
     """kd.json, kd.md and kd.png into ``out``; returns the summary."""
     summary = kd_summary(table, teachers)
-    if command:
-        summary["command"] = command
-    head = f"# Distillation audit · {title}\n\n" + (f"```bash\n{command}\n```\n\n" if command else "")
-    write_text(Path(out) / "kd.md", head + kd_markdown(summary))
-    write_figure(Path(out) / "kd.png", kd_figure(summary, f"teacher-identity ablation · {title}"), dpi=120)
-    write_json(Path(out) / "kd.json", summary)
-    return summary
+    return write_report_files(out, "kd", f"Distillation audit · {title}", summary, kd_markdown(summary),
+                              kd_figure(summary, f"teacher-identity ablation · {title}"), command)

@@ -34,27 +34,17 @@ import math
 from itertools import permutations
 from pathlib import Path
 
-from ..atomic import write_figure, write_json, write_text
 from ..data.example import Stream
 from ..data.orders import order_names
 from ..engine.compare import Point
 from ..errors import ConfigError
+from .probe import read_arms
+from .report_files import write_report_files
 from .table import FAMILY
 from .transfer import benefit, transfer_matrix
 from .variants import check_methods, dot_panel, fmt
 
 THRESHOLD = 0.03
-
-
-def load_probe_arms(folder: Path) -> list[dict]:
-    """A probe folder's saved arms (``arms/*.json``)."""
-    files = sorted((folder / "arms").glob("*.json")) if (folder / "arms").is_dir() else []
-    if not files:
-        raise ConfigError(f"--greedy: {folder} is not a probe folder (no arms/*.json)")
-    try:
-        return [json.loads(p.read_text(encoding="utf-8")) for p in files]
-    except (OSError, ValueError) as e:
-        raise ConfigError(f"--greedy: {folder}/arms: an arm file is not readable JSON ({e})") from None
 
 
 def greedy_order(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], names: list[str]) -> list[str]:
@@ -75,7 +65,7 @@ def greedy_order(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], name
 
 def greedy_from_probe(folder: Path, stream: Stream) -> tuple[list[str], dict]:
     """The curriculum from a probe folder's measured matrix, and the matrix it used."""
-    arms = load_probe_arms(Path(folder))
+    arms = read_arms(folder, "--greedy")
     mixed = [a for a in arms if a.get("arm") == "mixed"]
     if not mixed:
         raise ConfigError(f"--greedy: {folder} holds no mixed arms (run `tsr probe --arms target,mixed`)")
@@ -228,15 +218,10 @@ def write_orders_report(out: Path, table: dict, plan: dict, title: str, command:
                         greedy_source: str | None = None) -> dict:
     """orders.json, orders.md and orders.png into ``out``; returns the summary."""
     summary = orders_summary(table, plan)
-    if command:
-        summary["command"] = command
+    note = ""
     if greedy_source:
         summary["greedy_from"] = greedy_source
-    head = f"# Order robustness · {title}\n\n" + (f"```bash\n{command}\n```\n\n" if command else "")
-    if greedy_source:
-        head += (f"greedy: the best-source curriculum from the transfer matrix of {greedy_source} "
-                 "(start from the stream's first task, then append the task whose best placed source helps it most)\n\n")
-    write_text(Path(out) / "orders.md", head + orders_markdown(summary))
-    write_figure(Path(out) / "orders.png", orders_figure(summary, f"task-order robustness · {title}"), dpi=120)
-    write_json(Path(out) / "orders.json", summary)
-    return summary
+        note = (f"greedy: the best-source curriculum from the transfer matrix of {greedy_source} "
+                "(start from the stream's first task, then append the task whose best placed source helps it most)")
+    return write_report_files(out, "orders", f"Order robustness · {title}", summary, orders_markdown(summary),
+                              orders_figure(summary, f"task-order robustness · {title}"), command, note)

@@ -273,6 +273,19 @@ def _work(worker: Worker, job: Job, emit) -> dict:
     return result
 
 
+def read_arms(folder: Path, flag: str = "") -> list[dict]:
+    """A probe folder's saved arms (``arms/*.json``); a folder without any, or an unreadable arm
+    file, is one :class:`ConfigError` line (``flag``, e.g. ``--from``, names where it was given)."""
+    folder, where = Path(folder), f"{flag} " if flag else ""
+    files = sorted((folder / "arms").glob("*.json")) if (folder / "arms").is_dir() else []
+    if not files:
+        raise ConfigError(f"{where}{folder}: not a probe folder (no arms/*.json)")
+    try:
+        return [json.loads(p.read_text(encoding="utf-8")) for p in files]
+    except (OSError, ValueError) as e:
+        raise ConfigError(f"{where}{folder}/arms: an arm file is not readable JSON ({e})") from None
+
+
 def load_probe_stream(cfg: RunConfig) -> Stream:
     """The probed tasks, in ``stream.order`` (which tasks the matrix covers, and its row order)."""
     return load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options, cfg.stream.order, cfg.seed)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ..atomic import write_figure, write_json, write_text
+from .report_files import write_report_files
 from .transfer import benefit, column_best, headroom, stat, transfer_matrix
 
 MATRIX = "matrix"  # the choice kind of the measured best source; the others are signature names
@@ -205,14 +205,8 @@ def scale_figure(summary: dict, title: str):
 
 def write_scale_report(out: Path, summary: dict, title: str, command: str | None = None) -> dict:
     """scale.json, scale.md and scale.png into ``out``; returns the summary (with the command)."""
-    out = Path(out)
-    if command:
-        summary = {**summary, "command": command}
-    head = f"# Scale audit · {title}\n\n" + (f"```bash\n{command}\n```\n\n" if command else "")
-    write_text(out / "scale.md", head + scale_markdown(summary))
-    write_figure(out / "scale.png", scale_figure(summary, f"scale audit · {title}"), dpi=120)
-    write_json(out / "scale.json", summary)
-    return summary
+    return write_report_files(out, "scale", f"Scale audit · {title}", summary, scale_markdown(summary),
+                              scale_figure(summary, f"scale audit · {title}"), command)
 
 
 __all__ = ["MATRIX", "pick", "scale_figure", "scale_markdown", "scale_summary", "stability", "write_scale_report"]

@@ -9,6 +9,7 @@ version (``.<name>.old``) once ``<name>`` is in place.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -156,3 +157,34 @@ def append_jsonl(path: Path, row: dict) -> None:
         fh.write(json.dumps(strict(row), ensure_ascii=False, allow_nan=False) + "\n")
         fh.flush()
         os.fsync(fh.fileno())
+
+
+@contextlib.contextmanager
+def held(path: Path, what: str):
+    """Hold an exclusive lock on ``path`` (created if needed) while the block runs, so two
+    processes never work on the same thing at once; a second one gets one ``RunError`` line
+    naming ``what`` and the holder's pid. The operating system releases the lock when the
+    holder exits, even by ``kill -9``, so a stale lock file never blocks anything. Where
+    ``fcntl`` does not exist (Windows), nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not on the platforms tsr is tested on
+        yield
+        return
+    from .errors import RunError
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="ignore").strip()
+            raise RunError(f"{what} is in use by another process{f' (pid {holder})' if holder else ''}; "
+                           "wait for it to finish") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)

@@ -49,3 +49,41 @@ def test_a_run_killed_while_its_directory_was_created_starts_cleanly(make_config
     out = execute(cfg)
     assert out.results.finished and not half.exists() and other.is_dir()
     assert sorted(p.name for p in out_dir.iterdir()) == [".other-run.a1b2c3d4.tmp", "fresh", "index.sqlite"]
+
+
+def test_two_processes_never_run_one_run_directory_at_once(make_config, capsys):
+    """While another process holds a run (its lock), `tsr run` of the same config is one line,
+    exit 2, and writes nothing; a lock file whose holder is gone (a kill -9) blocks nothing."""
+    import os
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    from tsr.cli import main
+    from tsr.config import dump_yaml
+    from tsr.engine.run import run_lock, run_name
+
+    cfg = make_config("method.name=er", "train.steps=2")
+    out = Path(cfg.out_dir)
+    name = run_name(cfg, SimpleNamespace(name="toy"), "er")
+    lock = run_lock(out / name)
+    config = out.parent / "er.yaml"
+    config.write_text(dump_yaml(cfg))
+    argv = ["run", str(config), "--quiet"]
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT | os.O_TRUNC); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); os.write(fd, b'4242'); print('held', flush=True); time.sleep(60)"),
+        str(lock)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        capsys.readouterr()
+        assert main(argv) == 2
+        err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+        assert len(err) == 1 and "in use by another process (pid 4242)" in err[0], err
+        assert not out.exists()  # nothing written
+    finally:
+        holder.kill()
+        holder.wait()
+    assert lock.is_file() and main(argv) == 0  # the holder died: its lock file blocks nothing
+    assert os.path.isfile(out / name / "results.json")

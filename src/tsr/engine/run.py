@@ -9,6 +9,8 @@ left, after its last finished task.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +18,7 @@ import torch
 
 from ..cl.memory import TaskMemory, load_memory
 from ..config import RunConfig, dump_yaml
-from ..atomic import write_json
+from ..atomic import held, write_json
 from ..data.example import Stream
 from ..data.sampling import draw_indices
 from ..data.streams import load_stream
@@ -109,6 +111,14 @@ def _grow(run: RunDir, fingerprint: str, stream: Stream) -> bool:
     return True
 
 
+def run_lock(path: Path) -> Path:
+    """The lock file of a run directory: in the machine's temporary folder, named by the run's
+    absolute path, so it guards the run against a second process on this machine without
+    writing anything into the run's folder (a refused input leaves the folder as it was)."""
+    key = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:20]
+    return Path(tempfile.gettempdir()) / "tsr-locks" / f"{key}.lock"
+
+
 def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False) -> Outcome:
     """Run ``cfg`` to the end of its stream, resuming a matching interrupted run.
 
@@ -116,8 +126,14 @@ def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False) 
     learner, :mod:`tsr.engine.learner_dir`); the run then goes on with them, and its
     fingerprint leaves out the stream file's folder."""
     plan, spec = prepare(cfg)
+    run = RunDir(Path(plan.cfg.out_dir) / run_name(plan.cfg, plan.stream, spec.name))
+    # one process per run directory: two grids sharing an out_dir never write one run at once
+    with held(run_lock(run.path), f"run directory {run.path}"):
+        return _execute(plan, spec, run, report, grow)
+
+
+def _execute(plan: Plan, spec: MethodSpec, run: RunDir, report: Reporter | None, grow: bool) -> Outcome:
     cfg, stream, learner = plan.cfg, plan.stream, plan.learner
-    run = RunDir(Path(cfg.out_dir) / run_name(cfg, stream, spec.name))
     fingerprint, data_digest = (portable_fingerprint(cfg) if grow else cfg.fingerprint()), stream.digest()
     method = spec.build()
     method.setup(learner)

@@ -208,7 +208,8 @@ def orders_figure(summary: dict, title: str):
         ax.set_ylabel("Overall (final mean accuracy)", fontsize=8)
     for ax in list(axes.flat)[len(methods):]:
         ax.axis("off")
-    fig.suptitle(title + f"\nmean ± std over seeds; small dots: each seed; green band: the lowest order mean "
+    sep = "; " if cols > 1 else "\n"  # one panel: the legend text on two lines, so it fits its width
+    fig.suptitle(title + f"\nmean ± std over seeds; small dots: each seed{sep}green band: the lowest order mean "
                  f"+ {summary['threshold']:.2f} (C8)", fontsize=9)
     fig.tight_layout()
     return fig

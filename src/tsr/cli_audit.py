@@ -33,6 +33,7 @@ converts their gains into equivalent target examples through S_t(N) (label effic
     "intervention": """examples:
   tsr audit intervention --targets stance,irony,arith-ds               # 30 repetitions, scales 0.25, 0.5, 1
   tsr audit intervention --targets arith-cm --reps 10 --signature jointot
+  tsr audit intervention --targets irony --state runs/synth-trace-tsr-s0-eea6230d6e:stance   # at a stream's adapter
 Writes intervention.json (every repetition) and intervention.md (per target: rank correlations of
 the gradient cosine and of the signature with the loss reduction; per source and scale: mean
 source-only, marginal and reference changes, helpful-step rate); docs/audits.md.""",
@@ -252,12 +253,25 @@ def cmd_audit_intervention(args: argparse.Namespace, console: Console) -> int:
         if name not in stream.names:
             raise TsrError(f"--targets/--sources: no task {name!r} in {stream.name} (tasks: {', '.join(stream.names)})")
     learner = build_learner(cfg)
+    state, at = None, "the shared initialisation"
+    if args.state:  # RUN_DIR[:TASK]: the adapter a run had after that task
+        from .engine.rundir import task_snapshot
+
+        folder, _, task = args.state.partition(":") if not Path(args.state).is_dir() else (args.state, "", "")
+        task, state = task_snapshot(Path(folder), task or None)
+        try:
+            learner.adapter.load(state)
+        except ValueError as err:
+            raise TsrError(f"--state {args.state}: its adapter does not fit this config's model ({err})") from None
+        at = f"the adapter of {folder} after {task}"
     results = []
     for target in targets:
         sources = [s for s in (_csv(args.sources) or stream.names) if s != target]
-        console.print(f"intervention on {target}: {len(sources)} sources, {args.reps} repetitions, scales {scales}")
-        results.append(intervene(learner, cfg, stream, target, sources, args.reps, scales, args.seed,
-                                 signature=args.signature or None))
+        console.print(f"intervention on {target} at {at}: {len(sources)} sources, {args.reps} repetitions, "
+                      f"scales {scales}")
+        result = intervene(learner, cfg, stream, target, sources, args.reps, scales, args.seed, state=state,
+                           signature=args.signature or None)
+        results.append({**result, "state": at})
     text = markdown(results)
     write_json(out / "intervention.json", results)
     write_text(out / "intervention.md", text)
@@ -370,6 +384,8 @@ def add_audit_parser(add) -> None:
     q.add_argument("--seed", type=int, default=0, help="the shared initialisation and the batch draws (default 0)")
     q.add_argument("--signature", default="gradb", help="the signature ranked against the measured changes "
                    "(default gradb; '' for none)")
+    q.add_argument("--state", metavar="RUN_DIR[:TASK]", help="perturb from the adapter a run had after TASK "
+                   "(default: its last finished task) instead of the shared initialisation")
     q.add_argument("--out", help="report folder (default: <out_dir>/audit-intervention-<stream>-s<seed>)")
 
     q = audit("carriers", "Carrier study: one-shot init from the source adapter, L2 anchor toward it, "

@@ -69,3 +69,34 @@ def test_the_command_writes_its_report(tiny_model, toy_stream, tmp_path, capsys)
     assert "| parity |" in (tmp_path / "iv" / "intervention.md").read_text()
     assert main([*args[:2], *args[2:-2], "--targets", "nope", "--out", str(tmp_path / "bad")]) == 2
     assert not (tmp_path / "bad").exists()
+
+
+def test_the_intervention_from_a_runs_adapter(make_config, tmp_path, capsys):
+    """--state RUN:TASK perturbs from the snapshot the run saved after TASK: the same numbers as
+    intervene() given that snapshot, and not those of the shared initialisation; a folder that
+    is not a run, or a task that has not finished, is one line, exit 2, nothing written."""
+    from badinputs import refuse
+    from tsr.config import dump_yaml
+    from tsr.engine.run import execute
+    from tsr.engine.rundir import task_snapshot
+
+    cfg = make_config("method.name=seqft", "name=seq", "stream.budget=12", "stream.order=[parity, vowel]")
+    run = execute(cfg).run.path
+    cfg = make_config("stream.budget=12")  # the intervention's config: every task of the stream
+    config = tmp_path / "cfg.yaml"
+    config.write_text(dump_yaml(cfg))
+    args = ["audit", "intervention", str(config), "--targets", "copy", "--sources", "parity,vowel", "--reps", "2",
+            "--scales", "1", "--signature", ""]
+    assert main([*args, "--state", f"{run}:parity", "--out", str(tmp_path / "at")]) == 0
+    saved = json.loads((tmp_path / "at" / "intervention.json").read_text())[0]
+    learner = build_learner(cfg)
+    stream = load_stream(str(cfg.stream.source))
+    name, snapshot = task_snapshot(run, "parity")
+    direct = iv.intervene(learner, cfg, stream, "copy", ["parity", "vowel"], 2, [1.0], 0, state=snapshot,
+                          signature=None)
+    assert name == "parity" and saved["table"] == direct["table"] and "after parity" in saved["state"]
+    at_init = iv.intervene(learner, cfg, stream, "copy", ["parity", "vowel"], 2, [1.0], 0, signature=None)
+    assert at_init["table"] != direct["table"]
+    assert task_snapshot(run)[0] == "vowel"  # default: the last finished task
+    refuse(capsys, tmp_path, [*args, "--state", str(tmp_path), "--out", str(tmp_path / "x")], "not a run directory")
+    refuse(capsys, tmp_path, [*args, "--state", f"{run}:copy", "--out", str(tmp_path / "x")], "no task 'copy'")

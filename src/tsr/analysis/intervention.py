@@ -177,7 +177,7 @@ def markdown(results: list[dict[str, Any]]) -> str:
         lines.append(f"| {r['target']} | {_f(r['rho_cosine']['source_only'])} | {_f(r['rho_cosine']['marginal'])} | "
                      f"{sig.get('kind', '-')} | {_f(sig.get('rho'))} |")
     for r in results:
-        lines += ["", f"## {r['target']}", "",
+        lines += ["", f"## {r['target']}", ""] + ([f"Perturbed from {r['state']}.", ""] if r.get("state") else []) + [
                   "| source | ε scale | cosine | source-only ΔL | marginal ΔL | reference ΔL (2nd target batch) | helpful |",
                   "|---|---|---|---|---|---|---|"]
         for row in r["table"]:

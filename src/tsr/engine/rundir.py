@@ -219,3 +219,24 @@ def phase_seconds(folder: Path) -> dict[str, float]:
         for name, seconds in phases.items():
             totals[name] = totals.get(name, 0.0) + float(seconds)
     return totals
+
+
+def task_snapshot(path: Path, task: str | None = None) -> tuple[str, dict[str, torch.Tensor]]:
+    """(task name, adapter snapshot) a run saved when ``task`` ended (default: its last finished
+    task), read from its task memory; a folder that is not a run, an unknown or unfinished task is
+    one :class:`ConfigError` line."""
+    from ..cl.memory import load_record, record_dir
+    from ..errors import ConfigError
+
+    run = RunDir(Path(path))
+    if not run.exists():
+        raise ConfigError(f"{path}: not a run directory (no run.json)")
+    tasks = [str(t) for t in run.meta().get("tasks") or []]
+    done = [i for i, name in enumerate(tasks) if record_dir(run.memory_root, i, name).is_dir()]
+    if task is not None and task not in tasks:
+        raise ConfigError(f"{path}: no task {task!r} in this run (tasks: {', '.join(tasks)})")
+    index = tasks.index(task) if task is not None else (done[-1] if done else None)
+    if index is None or index not in done:
+        raise ConfigError(f"{path}: {'task ' + repr(task) if task else 'no task'} has not finished yet "
+                          "(no task-memory record)")
+    return tasks[index], load_record(record_dir(run.memory_root, index, tasks[index])).snapshot

@@ -30,8 +30,9 @@ def test_score_table_by_hand():
     # for t: similarity ranks c > p > u, benefits p > u > c; for g (a loss: -0.5 helps) p ranks first
     table = {"t": {"p": 0.5, "c": 0.9, "u": 0.1}, "g": {"p": 0.2, "t": 0.1}}
     s = score_table(table, MATRIX, KINDS, RELATIONS)
-    assert s["top1"]["t"] == {"predicted": "c", "best": "p", "hit": False}
-    assert s["top1"]["g"]["hit"] and s["hits"] == 1
+    assert s["top1"]["t"] == {"predicted": "c", "best": "p", "hit": False, "regret": pytest.approx(0.5)}
+    assert s["top1"]["g"]["hit"] and s["hits"] == 1 and s["top1"]["g"]["regret"] == 0
+    assert s["mean_regret"] == pytest.approx(0.5)  # over the accuracy target t only (g is a loss)
     assert s["spearman"]["t"] == pytest.approx(-0.5) and s["spearman"]["g"] == pytest.approx(1.0)
     assert s["mean_spearman"] == pytest.approx(0.25)
     assert s["partner_above_conflict"] == 0.0 and s["pairs"] == 1
@@ -51,6 +52,9 @@ def test_summarise_gives_seed_mean_and_spread(tmp_path):
              "proto": {**summarise("proto", seeds, MATRIX, KINDS), "seconds_per_task": 0.05, "probe_batches": 2}}
     write_audit(tmp_path, audit, ["t", "g", "p", "c", "u"])
     assert "| gradb | gradient | 2/2 |" in (tmp_path / "signatures.md").read_text()
+    # seed 0 picks p for t (regret 0), seed 1 picks c (regret 0.5): per seed 0.25 ± 0.35
+    assert a["mean_regret"] == 0 and a["spread"]["mean_regret"]["mean"] == pytest.approx(0.25)
+    assert "| 0.000 | 0.250 ± 0.35 |" in (tmp_path / "signatures.md").read_text()
     assert len((tmp_path / "signatures.csv").read_text().splitlines()) == 1 + 2 * 2
     assert json.loads((tmp_path / "signatures.json").read_text())["proto"]["partner_above_conflict"] is None
     assert (tmp_path / "signatures.png").stat().st_size > 1000

@@ -92,7 +92,10 @@ def spearman(x: list[float], y: list[float]) -> float:
 
 def score_table(table: Table, matrix: dict[str, dict[str, dict]], kinds: dict[str, str],
                 relations: dict[str, dict[str, str]] | None = None) -> dict:
-    """Top-1, Spearman per target and partner/conflict separation of one similarity table."""
+    """Top-1, Spearman per target and partner/conflict separation of one similarity table, and
+    the regret of each pick: the best source's benefit minus the picked source's (0 when the
+    pick is the best; a near-tie missed by top-1 costs little). ``mean_regret`` averages it over
+    the accuracy targets only (accuracy and loss are not in one unit)."""
     top1, rho, pairs = {}, {}, []
     for target, cells in matrix.items():
         row = {s: v for s, v in table.get(target, {}).items() if s in cells}
@@ -100,14 +103,16 @@ def score_table(table: Table, matrix: dict[str, dict[str, dict]], kinds: dict[st
             continue
         gain = {s: benefit(cells[s]["mean"], kinds[target]) for s in row}
         best, predicted = max(gain, key=gain.get), max(row, key=row.get)
-        top1[target] = {"predicted": predicted, "best": best, "hit": predicted == best}
+        top1[target] = {"predicted": predicted, "best": best, "hit": predicted == best,
+                        "regret": gain[best] - gain[predicted]}
         sources = sorted(row)
         rho[target] = spearman([row[s] for s in sources], [gain[s] for s in sources])
         rel = {s: (relations or {}).get(s, {}).get(target, "unrelated") for s in row}
         for p in (s for s in row if rel[s] == "partner"):
             pairs += [row[p] > row[c] for c in row if rel[c] == "conflict"]
     finite = [r for r in rho.values() if not math.isnan(r)]
-    return {"top1": top1, "hits": sum(h["hit"] for h in top1.values()), "targets": len(top1), "spearman": rho,
+    regrets = [h["regret"] for t, h in top1.items() if kinds[t] == "classification"]
+    return {"top1": top1, "mean_regret": statistics.fmean(regrets) if regrets else math.nan, "hits": sum(h["hit"] for h in top1.values()), "targets": len(top1), "spearman": rho,
             "mean_spearman": statistics.fmean(finite) if finite else math.nan,
             "partner_above_conflict": (sum(pairs) / len(pairs)) if pairs else None, "pairs": len(pairs)}
 
@@ -133,13 +138,14 @@ def summarise(kind: str, per_seed: dict[int, Table], matrix: dict, kinds: dict[s
         "seeds": seeds, "family": spec.family, "signal": spec.signal, "paper": spec.paper,
         "params": {k: v for k, v in spec.params.items()},
         "cosine": mean, "top1": pooled["top1"], "hit_rate": f"{pooled['hits']}/{pooled['targets']}",
-        "spearman": pooled["spearman"], "mean_spearman": pooled["mean_spearman"],
+        "spearman": pooled["spearman"], "mean_spearman": pooled["mean_spearman"], "mean_regret": pooled["mean_regret"],
         "partner_above_conflict": pooled["partner_above_conflict"], "pairs": pooled["pairs"],
-        "per_seed": {str(x): {"hits": s["hits"], "mean_spearman": s["mean_spearman"],
+        "per_seed": {str(x): {"hits": s["hits"], "mean_spearman": s["mean_spearman"], "mean_regret": s["mean_regret"],
                               "partner_above_conflict": s["partner_above_conflict"],
                               "top1": {t: h["predicted"] for t, h in s["top1"].items()}} for x, s in scored.items()},
         "spread": {"hits": _spread([float(s["hits"]) for s in scored.values()]),
                    "mean_spearman": _spread([s["mean_spearman"] for s in scored.values()]),
+                   "mean_regret": _spread([s["mean_regret"] for s in scored.values()]),
                    "partner_above_conflict": _spread([s["partner_above_conflict"] for s in scored.values()])},
         "per_target": {t: {"hits": sum(scored[x]["top1"].get(t, {}).get("hit", False) for x in seeds),
                            "spearman": _spread([scored[x]["spearman"].get(t, math.nan) for x in seeds])}

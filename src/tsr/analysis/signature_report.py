@@ -28,16 +28,19 @@ def audit_markdown(audit: dict, order: list[str]) -> str:
              f"({first.get('probe_batches', '?')} probe batches per task) against the measured transfer matrix "
              "(mean over the folder's seeds). *Seed-mean*: the table averaged over seeds, scored once; *per seed*: "
              "each seed's table scored alone, mean ± sd over seeds. Partner > conflict: the share of (target, "
-             "designed partner, designed conflict) triples where the partner is more similar.\n",
+             "designed partner, designed conflict) triples where the partner is more similar. Regret: the "
+             "matrix's best benefit minus the benefit of the source picked, mean over accuracy targets "
+             "(0: always the best; the oracle's benefit is what is at stake).\n",
              "| signature | family | top-1 (seed-mean) | top-1 per seed | mean ρ (seed-mean) | mean ρ per seed "
-             "| partner > conflict | s / task |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| regret (seed-mean) | regret per seed | partner > conflict | s / task |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for kind, a in audit.items():
         pac = a.get("partner_above_conflict")
         pairs = f" ({a['pairs']})" if a.get("pairs") else ""
         lines.append(f"| {kind} | {a['family']}{'' if a['paper'] else ' (new)'} | {a['hit_rate']} | "
                      f"{_pm(a['spread']['hits'], '{:.1f}')} / {a['top1'] and len(a['top1'])} | "
                      f"{_f(a['mean_spearman'])} | {_pm(a['spread']['mean_spearman'])} | "
+                     f"{_f(a.get('mean_regret'), '{:.3f}')} | {_pm(a['spread'].get('mean_regret') or {}, '{:.3f}')} | "
                      f"{_f(pac, '{:.2f}')}{pairs} | "
                      f"{_f(a.get('seconds_per_task'), '{:.2f}')} |")
     targets = [t for t in order if t in first["per_target"]]

@@ -60,6 +60,7 @@ Arms already saved in the output folder are not run again.""",
   tsr compare --methods seqft,er,tsr --seeds 0,1 train.steps=300
   tsr compare --methods seqft,er,tsr --executor ray --workers 8            # on a local Ray instance
   tsr compare --executor ray --ray-address auto --workers 32 --gpus-per-run 0.25 out_dir=/shared/runs
+  tsr compare --methods er,tsr method.alpha=0.25 --seeds 0,1,2     # a method.* key applies to every method
 Finished runs are reused; interrupted ones resume.""",
     "export": """examples:
   tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out adapter/           # the final adapter, for PEFT
@@ -310,12 +311,16 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from .analysis import table as agg
+    from .analysis.variants import plan_grid, split_overrides
     from .config import load_config
     from .engine.compare import plan_points, run_sweep
 
     config, overrides = _split_args(args.items)
-    load_config(config, overrides)  # a bad config fails before anything runs
-    points = plan_points(_csv(args.methods), _csv(args.seeds, int) or [0])
+    load_config(config, split_overrides(overrides)[0])  # a bad config fails before anything runs
+    # method.* overrides apply to every method of the grid (after its method.name, which would
+    # otherwise reset them); every point's config is checked before anything runs
+    grid = plan_grid(config, overrides, plan_points(_csv(args.methods), _csv(args.seeds, int) or [0]))
+    config, overrides, points = grid.config, list(grid.overrides), list(grid.points)
     console.print(f"{len(points)} runs ({len({p.method for p in points})} methods), {args.workers} worker(s)")
     err = Console(stderr=True)
 

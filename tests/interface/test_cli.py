@@ -134,6 +134,22 @@ def test_compare_runs_a_grid_and_reuses_finished_runs(tiny_model, toy_stream, tm
     assert main(["compare", "paper", "--methods", "seqft,nope"]) == 2
 
 
+def test_compare_applies_method_overrides_to_every_method(tiny_model, toy_stream, tmp_path, capsys):
+    """`tsr compare --methods er,tsr method.alpha=0.25`: both runs train with alpha 0.25 (the
+    override used to be reset by each point's method.name, silently); a key one of the methods
+    does not have is one line, exit 2, before anything runs."""
+    import yaml
+
+    base = ["compare", "paper", *small(tiny_model, toy_stream, tmp_path), "--seeds", "0", "--workers", "1"]
+    assert main([*base, "--methods", "er,tsr", "method.alpha=0.25"]) == 0
+    runs = sorted(p for p in tmp_path.iterdir() if (p / "config.yaml").is_file())
+    assert len(runs) == 2
+    assert [yaml.safe_load((p / "config.yaml").read_text())["method"]["alpha"] for p in runs] == [0.25, 0.25]
+    capsys.readouterr()
+    assert main([*base, "--methods", "er,seqft", "method.alpha=0.25", "out_dir=" + str(tmp_path / "x")]) == 2
+    assert "method.alpha" in capsys.readouterr().err and not (tmp_path / "x").exists()
+
+
 def test_a_run_on_changed_data_is_refused_not_reported(tiny_model, tmp_path, capsys):
     """Same config, other examples: the finished run's results belong to the old data."""
     from toy import write_toy_stream

@@ -136,8 +136,9 @@ def test_compare_runs_a_grid_and_reuses_finished_runs(tiny_model, toy_stream, tm
 
 def test_compare_applies_method_overrides_to_every_method(tiny_model, toy_stream, tmp_path, capsys):
     """`tsr compare --methods er,tsr method.alpha=0.25`: both runs train with alpha 0.25 (the
-    override used to be reset by each point's method.name, silently); a key one of the methods
-    does not have is one line, exit 2, before anything runs."""
+    override used to be reset by each point's method.name, silently); a method without that
+    parameter runs as it is; a key no method of the grid has is one line, exit 2, before
+    anything runs."""
     import yaml
 
     base = ["compare", "paper", *small(tiny_model, toy_stream, tmp_path), "--seeds", "0", "--workers", "1"]
@@ -146,8 +147,12 @@ def test_compare_applies_method_overrides_to_every_method(tiny_model, toy_stream
     assert len(runs) == 2
     assert [yaml.safe_load((p / "config.yaml").read_text())["method"]["alpha"] for p in runs] == [0.25, 0.25]
     capsys.readouterr()
-    assert main([*base, "--methods", "er,seqft", "method.alpha=0.25", "out_dir=" + str(tmp_path / "x")]) == 2
-    assert "method.alpha" in capsys.readouterr().err and not (tmp_path / "x").exists()
+    assert main([*base, "--methods", "er,seqft", "method.tau=0", "out_dir=" + str(tmp_path / "x")]) == 2
+    assert "method.tau" in capsys.readouterr().err and not (tmp_path / "x").exists()
+    plain = sorted(p.name for p in runs)
+    assert main([*base, "--methods", "seqft,er", "method.alpha=0.25"]) == 0  # er's run is reused
+    new = sorted(p.name for p in tmp_path.iterdir() if (p / "config.yaml").is_file() and p.name not in plain)
+    assert len(new) == 1 and "seqft" in new[0]
 
 
 def test_a_run_on_changed_data_is_refused_not_reported(tiny_model, tmp_path, capsys):

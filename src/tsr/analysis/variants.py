@@ -84,9 +84,21 @@ def audit_dir(cfg: RunConfig, stream: Stream, kind: str, overrides: list[str] = 
 
 def plan_grid(config: str | None, overrides: list[str], points: list[Point]) -> Grid:
     """Every point's run directory, every config checked before anything runs; nothing is written.
-    The grid's ``method.*`` overrides join each point's own, before them."""
+    The grid's ``method.*`` overrides join each point's own, before them, for every method that
+    has that parameter (``method.probe_batches=1`` reaches TSR and not SeqFT); a parameter no
+    method of the grid has is one :class:`ConfigError` line."""
     run, method = split_overrides(list(overrides))
-    points = [dataclasses.replace(p, overrides=(*method, *p.overrides)) for p in points]
+    params = {p.method: {f.name for f in dataclasses.fields(resolve_method({"name": p.method}).params)}
+              for p in points}
+
+    def param(o: str) -> str:
+        return o.split("=", 1)[0].strip()[len("method."):].split(".")[0]
+
+    for o in method:  # a key no method of the grid has is a typo, not a parameter of some other method
+        if not any(param(o) in keys for keys in params.values()):
+            raise ConfigError(f"{o}: no method of the grid ({', '.join(params)}) has a parameter {param(o)!r}")
+    points = [dataclasses.replace(p, overrides=(*(o for o in method if param(o) in params[p.method]), *p.overrides))
+              for p in points]
     dirs = {p: point_dir(config, run, p) for p in points}
     return Grid(config, tuple(run), tuple(points), dirs)
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.console import Console
 
 from .cli import _csv, _split_args
+from .errors import ConfigError
 
 EXAMPLES = """examples:
   tsr signatures --out sig-gradb.safetensors --seeds 0,1,2                    # TSR's gradb, default stream
@@ -30,7 +31,11 @@ def cmd_signatures(args: argparse.Namespace, console: Console) -> int:
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
-    kind = signature_names(args.signature or getattr(cfg.method.params, "probe", "gradb"), "--signature")[0]
+    kinds = signature_names(args.signature or getattr(cfg.method.params, "probe", "gradb"), "--signature")
+    if len(kinds) != 1:
+        raise ConfigError(f"--signature: one signature per file, not {len(kinds)} ({', '.join(kinds)}); "
+                          "run tsr signatures once per signature")
+    kind = kinds[0]
     count = getattr(cfg.method.params, "probe_batches", 10)
     seeds = _csv(args.seeds, int, "--seeds") or [cfg.seed]
     stream = load_probe_stream(cfg)

@@ -133,3 +133,12 @@ def test_tsr_routes_on_a_distributional_signature(make_config, tmp_path):
         expected = similarity("jointot", sig.get(0, source), sig.get(0, names[2]))
         assert scores[source] == pytest.approx(expected, abs=1e-6)
         assert scores[source] <= 0  # minus a distance
+
+
+@pytest.mark.parametrize("choice", ["all", "gradb,jointot"])
+def test_tsr_signatures_writes_one_signature_per_file(tmp_path, capsys, choice):
+    """A file holds one kind: asking for several is one line and writes nothing (it used to take
+    the first silently)."""
+    out = tmp_path / "s.safetensors"
+    refuse(capsys, tmp_path, ["signatures", "--signature", choice, "--out", str(out)], "one signature per file")
+    assert not out.exists()

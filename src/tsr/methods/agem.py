@@ -28,7 +28,11 @@ memory holds (100 examples per past task). The cost is real: from the fourth tas
 step computes the reference gradient on 256 examples, 64 times the paper's training batch of
 4. Measured on the bundled base (``python bench/methods.py --model src/tsr/assets/base
 --methods seqft,er,agem``, one thread, a 200-example reference batch on the third task): an
-A-GEM step costs 5.1x a SeqFT step (105 against 20 ms of CPU). ``memory_batch = null`` is the training batch
+A-GEM step costs 5.1x a SeqFT step (105 against 20 ms of CPU). In a default run on ``synth-trace``
+(one thread, longer examples than the benchmark script's) it costs more: 0.83 s per step on the
+second task, whose memory holds 100 examples, against 0.050 s for SeqFT (17x); from the fourth
+task on the reference batch is 256 examples, so a run takes hours on one core where SeqFT's
+takes minutes. ``memory_batch = null`` is the training batch
 size, mammoth's setting (``minibatch_size`` equal to ``batch_size``), the cheap variant.
 ``chunk = 16`` examples per reference pass (our choice; the evaluation batch size). Code
 consulted: facebookresearch/agem, aimagelab/mammoth ``models/agem.py``.

@@ -10,7 +10,7 @@ from toy import toy_corpus
 from tsr.analysis import probe as pr
 from tsr.analysis import signature_audit
 from tsr.analysis.scale import at_model
-from tsr.analysis.scale_report import pick, scale_summary, stability
+from tsr.analysis.scale_report import pick, scale_markdown, scale_summary, stability
 from tsr.analysis.transfer import headroom
 from tsr.cli import main
 from tsr.config import load_config
@@ -139,9 +139,13 @@ def test_audit_scale_end_to_end_resumes_and_equals_the_probe(tiny_model, wider_m
         assert (out / label / "signatures.md").is_file()  # the model's signature audit beside the report
     assert _stamps(tmp_path) == stamps
     for kind in ("matrix", "gradb"):
-        rows = summary["stability"][kind]["targets"]
-        assert summary["stability"][kind]["stable"] == sum(len(set(r["picks"].values())) == 1 for r in rows.values())
-        assert summary["stability"][kind]["of"] == 3
+        decided = [r for r in summary["stability"][kind]["targets"].values() if None not in r["picks"].values()]
+        assert summary["stability"][kind]["stable"] == sum(len(set(r["picks"].values())) == 1 for r in decided)
+        assert summary["stability"][kind]["of"] == len(decided)
+    assert summary["stability"]["gradb"]["of"] == 3
+    # a target leaves the matrix's count exactly when its best source is tied at some model
+    tied = {t for e in summary["per_model"].values() for t, b in e["best"].items() if b["tied"]}
+    assert summary["stability"]["matrix"]["of"] == 3 - len(tied)
     text = (out / "scale.md").read_text()
     assert "tsr audit scale" in text and "Choices across scale" in text and "gradb (signature top-1)" in text
     assert (out / "scale.png").stat().st_size > 10000
@@ -181,3 +185,17 @@ def test_bad_scale_inputs(tiny_model, wider_model, toy_stream, tmp_path, capsys)
     refuse(capsys, tmp_path, [*common, "--models", f"{tiny_model},{wider_model}", "--signatures", "nope"],
            "unknown signature 'nope'")
     refuse(capsys, tmp_path, [*common, "--models", f"{tiny_model},{wider_model}", "--report-only"], "no target arm")
+
+
+def test_a_tied_best_source_is_no_choice():
+    """On a model where no source moves the score every source ties: that target has no matrix
+    choice there (it used to count as stable, the first source by name at every model)."""
+    flat = [_arm("t", "target", 0, 0.5), _arm("t", "mixed", 0, 0.5, "u"), _arm("t", "mixed", 0, 0.5, "v"),
+            _arm("w", "target", 0, 0.5), _arm("w", "mixed", 0, 0.6, "u"), _arm("w", "mixed", 0, 0.5, "v")]
+    arms = {"small": flat, "big": [dict(a) for a in flat]}
+    s = scale_summary(arms, ["small", "big"], ["/a", "/b"], ["t", "w"], {"t": "classification", "w": "classification"})
+    assert s["per_model"]["small"]["best"]["t"]["tied"] and not s["per_model"]["small"]["best"]["w"]["tied"]
+    found = s["stability"]["matrix"]
+    assert found["targets"]["t"]["stable"] is None and found["targets"]["w"]["stable"] is True
+    assert (found["stable"], found["of"]) == (1, 1)
+    assert "| t | tie (" in scale_markdown(s)

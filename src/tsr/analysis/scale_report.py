@@ -45,6 +45,13 @@ def pick(row: dict[str, float], allowed: list[str] | None) -> str | None:
     return max(cells, key=cells.get) if cells else None
 
 
+def tied(cells: dict[str, dict], best: str, kind: str) -> bool:
+    """Whether another source's mean benefit equals the column best's exactly (on a model where
+    no source moves the score, every source ties): such a target has no best-source choice."""
+    top = benefit(cells[best]["mean"], kind)
+    return any(s != best and benefit(c["mean"], kind) == top for s, c in cells.items())
+
+
 def scale_summary(arms: dict[str, list[dict]], labels: list[str], models: list[str], targets: list[str],
                   kinds: dict[str, str], tables: dict[str, dict[str, dict]] | None = None,
                   sources: list[str] | None = None) -> dict:
@@ -59,9 +66,10 @@ def scale_summary(arms: dict[str, list[dict]], labels: list[str], models: list[s
         if any(a["arm"] == "mixed" for a in rows):
             matrix = transfer_matrix(rows)
             best = column_best(matrix, kinds)
-            entry["best"] = {t: {"source": s, "gain": {**matrix[t][s], "mean": benefit(matrix[t][s]["mean"], kinds[t])}}
+            entry["best"] = {t: {"source": s, "gain": {**matrix[t][s], "mean": benefit(matrix[t][s]["mean"], kinds[t])},
+                                 "tied": tied(matrix[t], s, kinds[t])}
                              for t, s in best.items()}
-            choices.setdefault(MATRIX, {})[label] = best
+            choices.setdefault(MATRIX, {})[label] = {t: s for t, s in best.items() if not entry["best"][t]["tied"]}
         for kind, table in (tables or {}).get(label, {}).items():
             picks = {t: pick(table.get(t, {}), sources) for t in targets}
             entry.setdefault("picks", {})[kind] = {t: s for t, s in picks.items() if s is not None}
@@ -118,12 +126,12 @@ def scale_markdown(summary: dict) -> str:
     stab = summary["stability"]
     if MATRIX in stab:
         lines += ["\n## Best source in the matrix\n\nThe column's best source and its gain over the target arm "
-                  "(mean ± se over seeds, oriented so that positive helps).\n", head[:-1] + "| stable |", rule + "---|"]
+                  "(mean ± se over seeds, oriented so that positive helps); tie: sources share the best mean, no choice.\n", head[:-1] + "| stable |", rule + "---|"]
         for t in targets:
             cells = []
             for x in labels:
                 b = pm[x].get("best", {}).get(t)
-                cells.append(f"{b['source']} ({_pm(b['gain'])})" if b else "–")
+                cells.append(("tie" if b.get("tied") else b["source"]) + f" ({_pm(b['gain'])})" if b else "–")
             lines.append(f"| {t} | " + " | ".join(cells) + f" | {_mark(stab[MATRIX]['targets'][t]['stable'])} |")
         means = summary["mean_over_accuracy_targets"]
         if any(means[x]["best_gain"]["n"] for x in labels):

@@ -16,7 +16,7 @@ ROOT_MODULES = {"errors": "foundation", "rng": "foundation", "atomic": "foundati
                 "extensions": "foundation", "version": "foundation",
                 "config": "config", "cli": "interface", "display": "interface", "__main__": "interface",
                 "api": "interface", "__init__": "interface", "cli_audit": "interface",
-                "cli_signatures": "interface"}
+                "cli_signatures": "interface", "cli_probe": "interface"}
 
 
 def layer_of(module: str) -> str:

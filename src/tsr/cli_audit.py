@@ -46,7 +46,9 @@ Per pair SOURCE:TARGET: target only, data mixing (mixed), one-shot init from the
 config's probe folder (shared with tsr probe, resumable; the source adapter is trained once per
 source and seed and cached there). Writes carriers.json, carriers.md and carriers.png to
 <out_dir>/audit-carriers-<stream>-<fingerprint> (or --out): score, gain over target (paired by
-seed) and share of the mixing gain, at the end and after each checkpoint (the wash-out).""",
+seed) and share of the mixing gain, at the end, after each checkpoint and at step 0 (the starting
+points: the shared initialisation and the source adapter, scored once, cached in the probe
+folder's starts/): the one-shot carrier's head start and its wash-out.""",
     "scale": """examples:
   tsr audit scale --models models/qwen2.5-0.5b,models/qwen2.5-7b --seeds 0,1,2,3,4 --workers 2
   tsr audit scale --models A,B,C --labels 0.5B,1.5B,3B --arms target,full,mixed --signatures gradb --seeds 0,1,2
@@ -156,6 +158,7 @@ def cmd_audit_carriers(args: argparse.Namespace, console: Console) -> int:
         arms = ca.saved_carriers(cfg, stream, plan)
         if not any(a["arm"] == "target" for a in arms):
             raise TsrError(f"--report-only: no target arm of these pairs is saved yet (in {folder})")
+        starts = ca.saved_starts(cfg, stream, plan)
         console.print(f"carrier study of {stream.name} (saved arms only): {pairs_text} -> {out}")
     else:
         jobs = ca.carrier_jobs(stream, plan)
@@ -164,8 +167,15 @@ def cmd_audit_carriers(args: argparse.Namespace, console: Console) -> int:
         progress = _arm_progress(lambda result: f"{result['target']} {result['arm']}")
 
         arms = ca.run_carriers(cfg, stream, plan, args.workers, progress, _executor(args))
+        err = Console(stderr=True)
+
+        def scored(done: int, total: int) -> None:
+            if done == total or done % 10 == 0:
+                err.print(f"  step 0: {done}/{total} starting points scored")
+
+        starts = ca.run_starts(cfg, stream, plan, scored)
     command = "tsr audit carriers " + " ".join(args.argv_tail) if args.argv_tail else None
-    summary = write_carriers_report(out, ca.carrier_summary(arms, plan, cfg.train.steps), stream.name, command)
+    summary = write_carriers_report(out, ca.carrier_summary(arms, plan, cfg.train.steps, starts), stream.name, command)
     console.print(carriers_markdown(summary), markup=False)
     console.print(f"saved to {out}")
     return 0

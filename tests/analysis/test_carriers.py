@@ -1,6 +1,7 @@
 """The carrier study: the init and anchor probe arms, the cached source adapter, the report's
 numbers by hand, `tsr audit carriers` end to end and its bad inputs (tiny model, toy stream)."""
 
+import dataclasses
 import json
 import math
 
@@ -12,7 +13,8 @@ from badinputs import refuse
 from tsr.analysis import carriers as ca
 from tsr.analysis.carrier_arms import source_path
 from tsr.analysis import probe
-from tsr.analysis.probe import Job, plan_jobs, run_job, source_adapter, source_job
+from tsr.analysis.carriers_report import carriers_markdown
+from tsr.analysis.probe import Job, plan_jobs, run_job, score_start, source_adapter, source_job
 from tsr.cli import main
 from tsr.config import load_config
 from tsr.data.streams import load_stream
@@ -86,6 +88,44 @@ def test_init_starts_at_the_source_adapter_and_anchor_at_the_shared_initialisati
     assert all(torch.equal(start[k], seen["seqft"][0][k]) for k in theta)  # the shared initialisation
     assert all(torch.equal(memory[0].snapshot[k], theta[k]) for k in theta)  # what the penalty pulls toward
     assert any(not torch.equal(start[k], theta[k]) for k in theta)
+
+
+def test_the_starting_points_are_what_an_arm_that_cannot_move_scores(setup, tmp_path):
+    """Step 0: an arm trained at learning rate 0 ends where it started, so its score is the
+    starting point's: the shared initialisation for the target and anchor arms, theta_J for init."""
+    cfg, stream, learner = setup
+    still = dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, lr=0.0))
+    base = score_start(learner, cfg, stream, "parity", None, 1, {}, tmp_path)
+    theta = score_start(learner, cfg, stream, "parity", "vowel", 1, {}, tmp_path)
+    for arm, start in (("target", base), ("anchor", base), ("init", theta)):
+        job = Job("parity", arm, 1, None if arm == "target" else "vowel")
+        ended = run_job(learner, still, stream, job, {}, (), tmp_path)
+        assert (ended["acc"], ended["loss"]) == (start["acc"], start["loss"]), arm
+    assert theta["loss"] != base["loss"]  # the source adapter is another starting point
+    assert (base["source"], theta["source"], base["n"]) == (None, "vowel", 4)
+
+
+def test_step_zero_of_the_curve_by_hand():
+    """Every carrier but init starts where the target arm starts (gain 0); init's step-0 gain
+    is theta_J's score minus the shared initialisation's, paired by seed; no share at step 0."""
+    plan = ca.CarrierPlan((("a", "t"),), (0, 1), (0.1,), (2,))
+    arms = [_arm("t", "target", s, 0.5, checkpoints={2: 0.3}) for s in (0, 1)]
+    arms += [_arm("t", arm, s, 0.6, "a", checkpoints={2: 0.4}) for s in (0, 1) for arm in ("mixed", "init", "anchor")]
+    starts = [{"target": "t", "source": None, "seed": 0, "acc": 0.10, "loss": 3.0},
+              {"target": "t", "source": None, "seed": 1, "acc": 0.20, "loss": 3.0},
+              {"target": "t", "source": "a", "seed": 0, "acc": 0.40, "loss": 2.0},
+              {"target": "t", "source": "a", "seed": 1, "acc": 0.40, "loss": 2.0},
+              {"target": "t", "source": "z", "seed": 0, "acc": 0.99, "loss": 0.0}]  # another pair's
+    summary = ca.carrier_summary(arms, plan, 5, starts)
+    zero = summary["pairs"][0]["curve"]["0"]
+    assert list(summary["pairs"][0]["curve"]) == ["0", "2", "5"]
+    assert zero["target"]["score"]["mean"] == pytest.approx(0.15)
+    assert zero["mixed"]["gain"]["mean"] == 0.0 and zero["anchor mu=0.1"]["gain"]["mean"] == 0.0
+    assert zero["init"]["gain"]["mean"] == pytest.approx(0.25)  # (0.30 + 0.20) / 2
+    assert zero["init"]["share"] is None  # mixing has no gain at step 0
+    assert "step 0" in carriers_markdown(summary)
+    # without starting points the curve begins at the first checkpoint, as before
+    assert list(ca.carrier_summary(arms, plan, 5)["pairs"][0]["curve"]) == ["2", "5"]
 
 
 def test_plan_labels_and_keys_keep_every_mu_apart(toy_stream):
@@ -192,7 +232,11 @@ def test_audit_carriers_runs_resumes_and_reports(tiny_model, toy_stream, tmp_pat
     assert sorted(p.name for p in (probe / "sources").iterdir()) == ["vowel__s0.safetensors", "vowel__s1.safetensors"]
     summary = json.loads((tmp_path / "audit" / "carriers.json").read_text())
     final = summary["pairs"][0]["final"]
-    assert summary["checkpoints"] == [1, 2] and set(summary["pairs"][0]["curve"]) == {"1", "2", "3"}
+    assert summary["checkpoints"] == [1, 2] and set(summary["pairs"][0]["curve"]) == {"0", "1", "2", "3"}
+    assert sorted(p.name for p in (probe / "starts").iterdir()) == sorted(
+        f"parity__at_{at}__s{s}.json" for s in (0, 1) for at in ("init", "source_vowel"))
+    zero = summary["pairs"][0]["curve"]["0"]
+    assert zero["mixed"]["gain"]["mean"] == 0.0 and zero["anchor mu=1"]["gain"]["mean"] == 0.0
     # the report's numbers are the saved arms' numbers, paired by seed
     saved = {p.stem: json.loads(p.read_text()) for p in (probe / "arms").glob("*.json")}
     gain = [saved[f"parity__init_vowel__s{s}"]["acc"] - saved[f"parity__target__s{s}"]["acc"] for s in (0, 1)]
@@ -201,7 +245,7 @@ def test_audit_carriers_runs_resumes_and_reports(tiny_model, toy_stream, tmp_pat
     assert "carrier" in (tmp_path / "audit" / "carriers.md").read_text()
     assert (tmp_path / "audit" / "carriers.png").stat().st_size > 5000
     # resumes: no arm and no source adapter is trained again
-    files = [*(probe / "arms").glob("*.json"), *(probe / "sources").iterdir()]
+    files = [*(probe / "arms").glob("*.json"), *(probe / "sources").iterdir(), *(probe / "starts").iterdir()]
     stamp = {p: p.stat().st_mtime_ns for p in files}
     assert main(args) == 0
     assert stamp == {p: p.stat().st_mtime_ns for p in files}

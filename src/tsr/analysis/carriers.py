@@ -28,6 +28,12 @@ Over several pairs of the same metric, a mean row: the mean over pairs of each p
 score (± std over pairs) and of its mean gain (± se over pairs, n = pairs), and the share as
 the ratio of those mean gains, as the paper's "mean over the five oracle pairs".
 
+Step 0 (the starting points, before any training): every arm but ``init`` starts at the seed's
+shared initialisation and ``init`` at theta_J, so the curve's first point scores those two
+states on the target's test set (:func:`tsr.analysis.probe.score_start`), once per (target,
+seed) and per (pair, seed), cached as ``<probe folder>/starts/*.json``. At step 0 every
+carrier but ``init`` has gain 0 exactly; ``init``'s is the head start that the wash-out erases.
+
 Pairs come from ``--pairs SRC:TGT,...`` or from a probe folder's transfer matrix: each
 target's column-best source (:func:`tsr.analysis.transfer.column_best`), the ``top`` K pairs
 with the largest mixing benefit (the paper's "oracle pairs"). Checkpoints default to every
@@ -43,15 +49,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..atomic import write_json
 from ..config import RunConfig
 from ..data.example import Stream
 from ..engine.pool import Executor
 from ..errors import ConfigError
 from . import probe as pr
-from .carrier_arms import DEFAULT_MU
+from .carrier_arms import DEFAULT_MU, safe_name
 from .transfer import arms_at, benefit, column_best, metric, stat, transfer_matrix
 
 ARMS = ("target", "mixed", "init", "anchor")
+STARTS_DIR = "starts"  # in the probe folder: the scores of the arms' starting points (step 0)
 PARTS = 8  # default checkpoints: every train.steps / PARTS steps
 
 
@@ -141,6 +149,56 @@ def saved_carriers(cfg: RunConfig, stream: Stream, plan: CarrierPlan) -> list[di
     return of_plan([json.loads(p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.json"))], plan)
 
 
+def start_points(plan: CarrierPlan) -> list[tuple[str, str | None, int]]:
+    """(target, source or None for the shared initialisation, seed) of every starting point."""
+    points: dict[tuple[str, str | None, int], None] = {}
+    for source, target in plan.pairs:
+        for seed in plan.seeds:
+            points.update(dict.fromkeys([(target, None, seed), (target, source, seed)]))
+    return list(points)
+
+
+def start_file(folder: Path, target: str, source: str | None, seed: int) -> Path:
+    at = "init" if source is None else f"source_{safe_name(source)}"
+    return folder / STARTS_DIR / f"{safe_name(target)}__at_{at}__s{seed}.json"
+
+
+def run_starts(cfg: RunConfig, stream: Stream, plan: CarrierPlan,
+               progress: Callable[[int, int], None] | None = None) -> list[dict]:
+    """Score the starting points not yet saved (in this process, one learner; the source
+    adapters are the ones the arms cached); return every saved one of the plan."""
+    folder = pr.probe_dir(cfg, stream)
+    todo = [p for p in start_points(plan) if not start_file(folder, *p).is_file()]
+    if todo:
+        from ..model.learner import build_learner
+
+        learner, tests = build_learner(cfg), {}
+        for done, (target, source, seed) in enumerate(todo, 1):
+            result = pr.score_start(learner, cfg, stream, target, source, seed, tests, folder / "sources")
+            write_json(start_file(folder, target, source, seed), result)
+            if progress is not None:
+                progress(done, len(todo))
+    return saved_starts(cfg, stream, plan)
+
+
+def saved_starts(cfg: RunConfig, stream: Stream, plan: CarrierPlan) -> list[dict]:
+    folder = pr.probe_dir(cfg, stream)
+    files = [start_file(folder, *p) for p in start_points(plan)]
+    return [json.loads(f.read_text(encoding="utf-8")) for f in files if f.is_file()]
+
+
+def arms_at_start(rows: list[dict], starts: list[dict]) -> list[dict]:
+    """Each arm as it scored before its first step: ``init`` at its source's theta_J, every
+    other arm at the shared initialisation (arms whose starting point is not saved are left out)."""
+    at = {(s["target"], s["source"], s["seed"]): s for s in starts}
+    out = []
+    for a in rows:
+        start = at.get((a["target"], a["source"] if a["arm"] == "init" else None, a["seed"]))
+        if start is not None:
+            out.append({**a, "acc": start["acc"], "loss": start["loss"]})
+    return out
+
+
 def of_plan(arms: list[dict], plan: CarrierPlan) -> list[dict]:
     keep = []
     for a in arms:
@@ -189,19 +247,21 @@ def _spread(values: list[float]) -> dict:
             "n": len(values)}
 
 
-def carrier_summary(arms: list[dict], plan: CarrierPlan, steps: int) -> dict:
+def carrier_summary(arms: list[dict], plan: CarrierPlan, steps: int, starts: list[dict] | None = None) -> dict:
     """``{"steps", "checkpoints", "seeds", "mus", "pairs": [...], "means": {metric: ...}}``;
     each pair and mean holds ``final`` (after ``steps``) and ``curve[step]``: per carrier its
-    score (mean, std, n), paired gain (mean, se, n) and share of the mixing gain."""
+    score (mean, std, n), paired gain (mean, se, n) and share of the mixing gain. Given the
+    starting points' scores (:func:`run_starts`), the curve begins at step 0."""
     names = carrier_names(plan)
-    points = [*plan.checkpoints, steps]
+    points = [*([0] if starts else []), *plan.checkpoints, steps]
     pairs = []
     for source, target in plan.pairs:
         rows = of_plan(arms, CarrierPlan(((source, target),), plan.seeds, plan.mus, ()))
         if not rows:
             continue
         kind = rows[0]["kind"]
-        curve = {str(s): _cells(arms_at(rows, s, steps), kind, names) for s in points}
+        curve = {str(s): _cells(arms_at_start(rows, starts or []) if s == 0 else arms_at(rows, s, steps), kind, names)
+                 for s in points}
         pairs.append({"source": source, "target": target, "kind": kind, "metric": metric(kind),
                       "final": curve[str(steps)], "curve": curve})
     means = {}

@@ -245,6 +245,23 @@ def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: d
     return result
 
 
+def score_start(learner: Learner, cfg: RunConfig, stream: Stream, target: str, source: str | None, seed: int,
+                tests: dict, sources: Path | None = None) -> dict:
+    """The target's score at an arm's starting point, before its first step: the seed's shared
+    initialisation (where every arm but ``init`` starts) or, given a ``source``, its adapter
+    theta_J (where the ``init`` arm starts; cached in ``sources``, trained when missing)."""
+    theta = source_adapter(learner, cfg, stream, source, seed, sources) if source is not None else None
+    learner.reset(seed)
+    learner.adapter.load(learner.init_state if theta is None else theta)
+    task = stream.task(target)
+    if target not in tests:
+        tests[target] = learner.encoder.encode_all(task.test[: cfg.stream.test_cap], f"task {task.name!r} (test)")
+    learner.train_mode(False)
+    score = evaluate(learner, tests[target], cfg.eval.batch_size)
+    return {"target": target, "source": source, "seed": seed, "kind": task.kind.value,
+            "acc": score.acc, "loss": score.loss, "n": score.n}
+
+
 @dataclass
 class Worker:
     """What one worker process holds while it runs arms: the model and the stream, loaded once."""

@@ -33,6 +33,11 @@ def test_table_and_show(tiny_model, toy_stream, tmp_path, capsys):
     lines = [l for l in md.splitlines() if l.startswith("| ")]
     assert lines[1].startswith("| seqft") and lines[2].startswith("| tsr")  # paper's row order
     assert "±" in md
+    assert lines[0].split(" | ")[1].endswith("seeds") and lines[1].split(" | ")[1] == "2"  # runs per cell
+    # one run: the mean alone (a spread of one value is not 0), and the seeds column says 1
+    assert main(["table", str(next(tmp_path.glob("toy-tsr-s0-*"))), "--format", "md"]) == 0
+    row = [l for l in capsys.readouterr().out.splitlines() if l.startswith("| tsr")][0]
+    assert "±" not in row and row.split(" | ")[1] == "1"
     assert main(["table", str(tmp_path), "--format", "csv"]) == 0
     csv = capsys.readouterr().out.splitlines()
     assert csv[0] == "setting,method,metric,mean,std,n" and csv[1].endswith(",2")

@@ -170,28 +170,35 @@ def unfinished(summaries: list[RunSummary]) -> list[str]:
 def _cell(stat: tuple[float, float, int] | None, signed: bool) -> str:
     if stat is None or math.isnan(stat[0]):
         return "-"
-    mean, std, _ = stat
-    return (f"{mean:+.3f}" if signed else f"{mean:.3f}") + f" ± {std:.3f}"
+    mean, std, n = stat
+    return (f"{mean:+.3f}" if signed else f"{mean:.3f}") + (f" ± {std:.3f}" if n > 1 else "")
+
+
+def _seeds(cell: dict | None) -> str:
+    """How many runs a cell averages (a metric a run lacks counts fewer: the most is shown)."""
+    return str(max(n for _, _, n in cell.values())) if cell else "-"
 
 
 def _rows(cells, settings, methods, metrics):
     for method in methods:
         row = [method]
         for setting in settings:
+            cell = cells.get(setting, {}).get(method)
+            row.append(_seeds(cell))
             for m in metrics:
-                row.append(_cell(cells.get(setting, {}).get(method, {}).get(m), m.startswith("bwt")))
+                row.append(_cell((cell or {}).get(m), m.startswith("bwt")))
         yield row
 
 
 def _header(settings, metrics):
-    return ["method"] + [f"{s} {m}" for s in settings for m in metrics]
+    return ["method"] + [f"{s} {m}" for s in settings for m in ("seeds", *metrics)]
 
 
 def rich_table(cells, settings, methods, metrics=METRICS) -> Table:
-    table = Table(title="mean ± std over seeds")
+    table = Table(title="mean ± std over seeds (one seed: the mean alone)")
     table.add_column("method", style="bold")
     for s in settings:
-        for m in metrics:
+        for m in ("seeds", *metrics):
             table.add_column(f"{s}\n{m}", justify="right")
     for row in _rows(cells, settings, methods, metrics):
         table.add_row(*row)

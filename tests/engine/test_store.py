@@ -99,3 +99,6 @@ def test_latex_table_in_the_papers_layout():
     assert r"$\mathbf{+.025}{\scriptscriptstyle\pm .020}$" in tex     # best BWT in bold: ER's
     # a rule between each family: SeqFT | rehearsal (ER) | TSR
     assert lines.count(r"\midrule") == 3 and tex.index("ER\n") < tex.index("TSR\n")
+    # one run: the mean alone
+    one = table.latex_table({"s": {"er": {"overall": (0.451, 0.0, 1)}}}, ["s"], ["er"], ("overall",))
+    assert r" & $\mathbf{.451}$ \\" in one.splitlines()

@@ -248,7 +248,7 @@ def _tex_number(value: float, signed: bool) -> str:
 
 def latex_table(cells, settings, methods, metrics=METRICS) -> str:
     """The comparison as LaTeX in the paper's Table-3 layout (booktabs): a column group per
-    setting, mean with a small ± std per cell, the best value per column in bold (highest
+    setting, mean with a small ± std per cell (the mean alone for one run), the best value per column in bold (highest
     accuracy metric, lowest loss metric), rules between the method families."""
     best: dict[tuple[str, str], float] = {}
     for s in settings:
@@ -280,7 +280,8 @@ def latex_table(cells, settings, methods, metrics=METRICS) -> str:
                     continue
                 mean = _tex_number(stat[0], m.startswith("bwt"))
                 mean = rf"\mathbf{{{mean}}}" if best.get((s, m)) == stat[0] else mean
-                cols.append(rf"${mean}{{\scriptscriptstyle\pm {_tex_number(stat[1], False)}}}$")
+                spread = rf"{{\scriptscriptstyle\pm {_tex_number(stat[1], False)}}}" if stat[2] > 1 else ""
+                cols.append(f"${mean}{spread}$")
         lines.append(f"{name}\n & " + " & ".join(cols) + r" \\")
     lines += [r"\bottomrule", r"\end{tabular}"]
     return "\n".join(lines) + "\n"

@@ -223,6 +223,13 @@ class RunConfig:
 # the fingerprint at that value, so finished runs keep their names.
 LATE_METHOD_KEYS = {"signatures": "", "signatures_proxy": False}
 
+# Every key added after runs were saved, at the value that leaves a run's results as they were
+# (the values :meth:`RunConfig.fingerprint` leaves out): a run folder saved before the key
+# existed has no value for it and reads as this one when runs are grouped (tsr table).
+# ``eval.extra_tokens`` only matters with ``eval.predictions`` on.
+NEUTRAL_KEYS = {"model.compile": False, "model.adapter_dtype": "float32", "eval.schedule": "full",
+                "eval.predictions": False, **{f"method.{k}": v for k, v in LATE_METHOD_KEYS.items()}}
+
 
 def preset_names() -> list[str]:
     folder = resources.files("tsr").joinpath(PRESET_DIR)

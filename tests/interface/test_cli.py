@@ -239,12 +239,20 @@ def test_table_never_averages_runs_of_different_configs_and_lists_unfinished_one
     for extra in (["seed=0"], ["seed=1"], ["seed=0", "train.steps=5"], ["seed=0", "method.lam=3"]):
         assert main(["run", "paper", *base, *extra, "--quiet"]) == 0
     run_interrupted(monkeypatch, load_config("paper", [*base, "seed=2", "name=half"]), 1)  # a grid in progress
+    # a run saved before eval.predictions and eval.extra_tokens existed (its config.yaml lacks
+    # them) is the same setting as one saved with them off: it shares the cell
+    assert main(["run", "paper", *base, "seed=3", "name=older", "--quiet"]) == 0
+    saved = tmp_path / "older" / "config.yaml"
+    text = saved.read_text()
+    assert "predictions: false" in text and "extra_tokens:" in text
+    saved.write_text("".join(line for line in text.splitlines(keepends=True)
+                             if not line.strip().startswith(("predictions:", "extra_tokens:"))))
     capsys.readouterr()
     assert main(["table", str(tmp_path), "--format", "csv"]) == 0
     captured = capsys.readouterr()
     rows = [line.split(",") for line in captured.out.splitlines()[1:] if ",overall," in line]
     cells = {(setting.rsplit(" · ", 1)[1], method): int(n) for setting, method, _, _, _, n in rows}
     # the two seeds of one config share a cell; another step count or lam gets its own
-    assert cells == {("train.steps=4", "ewc (lam=100.0)"): 2, ("train.steps=5", "ewc (lam=100.0)"): 1,
+    assert cells == {("train.steps=4", "ewc (lam=100.0)"): 3, ("train.steps=5", "ewc (lam=100.0)"): 1,
                      ("train.steps=4", "ewc (lam=3.0)"): 1}
     assert "1 unfinished run(s)" in captured.err and "half" in captured.err and "1 tasks finished" in captured.err

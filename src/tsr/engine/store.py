@@ -25,6 +25,7 @@ from typing import Any, Iterable
 import yaml
 
 from ..atomic import _umask, strict
+from ..config import NEUTRAL_KEYS
 from ..data.records import read_yaml
 from ..errors import RunError
 from .results import load_results
@@ -62,9 +63,31 @@ def is_setting(key: str) -> bool:
     return key not in NOT_A_SETTING and not key.startswith(NOT_A_SETTING_PREFIXES)
 
 
+def comparable(config: dict[str, str] | None) -> dict[str, str]:
+    """A flattened config as runs are grouped by: a key added after the run was saved reads as
+    its neutral value (:data:`tsr.config.NEUTRAL_KEYS`), and ``eval.extra_tokens`` counts only
+    with predictions on."""
+    out = {**flatten(_unflat(NEUTRAL_KEYS)), **(config or {})}
+    if out.get("eval.predictions") != "true":
+        out.pop("eval.extra_tokens", None)
+    return out
+
+
+def _unflat(flat: dict[str, Any]) -> dict:
+    nested: dict = {}
+    for key, value in flat.items():
+        *parents, last = key.split(".")
+        node = nested
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return nested
+
+
 def varying_keys(configs: Iterable[dict[str, str] | None]) -> list[str]:
-    """The flattened config keys whose values differ between ``configs`` (settings only)."""
-    configs = [c or {} for c in configs]
+    """The flattened config keys whose values differ between ``configs`` (settings only; see
+    :func:`comparable`)."""
+    configs = [comparable(c) for c in configs]
     keys = sorted({k for c in configs for k in c})
     return [k for k in keys if is_setting(k) and len({c.get(k) for c in configs}) > 1]
 

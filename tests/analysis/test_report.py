@@ -136,6 +136,15 @@ def test_the_page_has_every_section_with_the_runs_numbers(grid):
     assert "probe-toy" in page and "4 finished run(s), 1 unfinished" in page
 
 
+def test_a_cell_of_one_run_is_its_mean_alone(grid):
+    """A spread of one value is not 0: the page shows the mean without ± (a grid in progress)."""
+    run = next(grid.glob("toy-seqft-s0-*"))
+    page, _ = build_report(run)
+    table = _tables(page, "table")[0]
+    row = dict(zip(table[0], table[1]))
+    assert row["seeds"] == "1" and row["Overall"] == f"{load_results(run).metrics()['overall']:.3f}"
+
+
 def test_the_page_needs_nothing_from_outside(grid):
     page, _ = build_report(grid)
     assert "http://" not in page and "https://" not in page

@@ -123,14 +123,16 @@ def _comparison(found: Found) -> str:
         for method, stats in rows_of.items():
             row = [text(method), Cell(str(max(s[2] for s in stats.values())), num=True)]
             for m in shown:
-                mean, std, _ = stats[m]
+                mean, std, n = stats[m]
                 signed = m.startswith("bwt")
-                value = "–" if not math.isfinite(mean) else f"{number(mean, signed=signed)} ± {number(std)}"
+                value = ("–" if not math.isfinite(mean) else number(mean, signed=signed)
+                         + (f" ± {number(std)}" if n > 1 else ""))
                 row.append(Cell(value, num=True, best=best.get(m) == mean))
             rows.append(row)
         parts.append(f"<h3>{esc(setting)}</h3>" + table(
             ["method", "seeds", *(HEADERS[m] for m in shown)], rows,
-            "Mean ± sample standard deviation over seeds, recomputed from each run's results.json. "
+            "Mean ± sample standard deviation over seeds (one seed: the mean alone), recomputed from each "
+            "run's results.json. "
             "Overall, Plas and BWT: accuracy over the classification tasks (higher is better); (L): "
             "answer loss over the generation tasks (lower is better; a positive BWT (L) is "
             "forgetting). Runs share a row only when their configs differ in nothing but the seed. "

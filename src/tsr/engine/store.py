@@ -54,8 +54,12 @@ def flatten(data: dict, prefix: str = "") -> dict[str, str]:
         if isinstance(value, dict) and value and key != "options":
             out.update(flatten(value, name + "."))
         else:
-            out[name] = yaml.safe_dump(value, default_flow_style=True, width=10**6).strip().removesuffix("\n...")
+            out[name] = _text(value)
     return out
+
+
+def _text(value: Any) -> str:
+    return yaml.safe_dump(value, default_flow_style=True, width=10**6).strip().removesuffix("\n...")
 
 
 def is_setting(key: str) -> bool:
@@ -67,21 +71,10 @@ def comparable(config: dict[str, str] | None) -> dict[str, str]:
     """A flattened config as runs are grouped by: a key added after the run was saved reads as
     its neutral value (:data:`tsr.config.NEUTRAL_KEYS`), and ``eval.extra_tokens`` counts only
     with predictions on."""
-    out = {**flatten(_unflat(NEUTRAL_KEYS)), **(config or {})}
+    out = {**{k: _text(v) for k, v in NEUTRAL_KEYS.items()}, **(config or {})}
     if out.get("eval.predictions") != "true":
         out.pop("eval.extra_tokens", None)
     return out
-
-
-def _unflat(flat: dict[str, Any]) -> dict:
-    nested: dict = {}
-    for key, value in flat.items():
-        *parents, last = key.split(".")
-        node = nested
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[last] = value
-    return nested
 
 
 def varying_keys(configs: Iterable[dict[str, str] | None]) -> list[str]:

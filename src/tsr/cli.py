@@ -356,15 +356,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("config", "Print a resolved config (defaults, preset, file and overrides).", cmd_config)
     p.add_argument("items", nargs="*", metavar="CONFIG | key=value")
 
-    from .cli_probe import add_probe_parser
+    from .interface.probe import add_probe_parser
 
     add_probe_parser(add)
 
-    from .cli_audit import add_audit_parser
+    from .interface.audit import add_audit_parser
 
     add_audit_parser(add)
 
-    from .cli_signatures import add_signatures_parser
+    from .interface.signatures import add_signatures_parser
 
     add_signatures_parser(add)
 

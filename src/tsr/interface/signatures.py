@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .cli import _csv, _split_args
-from .errors import ConfigError
+from ..cli import _csv, _split_args
+from ..errors import ConfigError
 
 EXAMPLES = """examples:
   tsr signatures --out sig-gradb.safetensors --seeds 0,1,2                    # TSR's gradb, default stream
@@ -22,12 +22,12 @@ initialisation of the seed, on method.probe_batches batches of its budget, in st
 
 
 def cmd_signatures(args: argparse.Namespace, console: Console) -> int:
-    from .analysis.probe import load_probe_stream
-    from .analysis.signature_audit import probe_batches
-    from .cl.signature_file import write_signature_file
-    from .cl.signatures import signature_names, take
-    from .config import load_config
-    from .model.learner import build_learner
+    from ..analysis.probe import load_probe_stream
+    from ..analysis.signature_audit import probe_batches
+    from ..cl.signature_file import write_signature_file
+    from ..cl.signatures import signature_names, take
+    from ..config import load_config
+    from ..model.learner import build_learner
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)

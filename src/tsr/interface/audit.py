@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .cli import _add_executor_flags, _csv, _executor, _split_args
-from .errors import TsrError
+from ..cli import _add_executor_flags, _csv, _executor, _split_args
+from ..errors import TsrError
 
 EXAMPLES = {
     "": """examples:
@@ -103,10 +103,10 @@ def _arm_progress(describe):
 
 
 def cmd_audit_budget(args: argparse.Namespace, console: Console) -> int:
-    from .analysis import budget as bu
-    from .analysis.budget_report import budget_markdown, write_budget_report
-    from .analysis.probe import load_probe_stream
-    from .config import load_config
+    from ..analysis import budget as bu
+    from ..analysis.budget_report import budget_markdown, write_budget_report
+    from ..analysis.probe import load_probe_stream
+    from ..config import load_config
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
@@ -135,10 +135,10 @@ def cmd_audit_budget(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_audit_carriers(args: argparse.Namespace, console: Console) -> int:
-    from .analysis import carriers as ca
-    from .analysis.carriers_report import carriers_markdown, write_carriers_report
-    from .analysis.probe import load_probe_stream, probe_dir
-    from .config import load_config
+    from ..analysis import carriers as ca
+    from ..analysis.carriers_report import carriers_markdown, write_carriers_report
+    from ..analysis.probe import load_probe_stream, probe_dir
+    from ..config import load_config
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
@@ -182,18 +182,18 @@ def cmd_audit_carriers(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_audit_scale(args: argparse.Namespace, console: Console) -> int:
-    from .analysis import scale as sc
-    from .analysis.probe import load_probe_stream
-    from .analysis.probe_report import designed_relations
-    from .analysis.scale_report import scale_markdown, scale_summary, write_scale_report
-    from .config import load_config
+    from ..analysis import scale as sc
+    from ..analysis.probe import load_probe_stream
+    from ..analysis.probe_report import designed_relations
+    from ..analysis.scale_report import scale_markdown, scale_summary, write_scale_report
+    from ..config import load_config
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
     stream = load_probe_stream(cfg)
     signatures = None
     if args.signatures:
-        from .cl.signatures import signature_names
+        from ..cl.signatures import signature_names
 
         signatures = signature_names(args.signatures)
     plan = sc.plan_scale(cfg, stream, _csv(args.models) or [], _csv(args.labels), _csv(args.seeds, int, "--seeds") or [],
@@ -229,8 +229,8 @@ def cmd_audit_scale(args: argparse.Namespace, console: Console) -> int:
 def cmd_audit_arms(args: argparse.Namespace, console: Console) -> int:
     import json
 
-    from .analysis.arms import arm_table, signature_routes, table_markdown, write_arm_table
-    from .analysis.probe import read_arms
+    from ..analysis.arms import arm_table, signature_routes, table_markdown, write_arm_table
+    from ..analysis.probe import read_arms
 
     folder = Path(args.dir)
     arms = read_arms(folder)
@@ -247,11 +247,11 @@ def cmd_audit_arms(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_audit_intervention(args: argparse.Namespace, console: Console) -> int:
-    from .analysis.intervention import intervene, markdown
-    from .analysis.probe import load_probe_stream
-    from .atomic import write_json, write_text
-    from .config import load_config
-    from .model.learner import build_learner
+    from ..analysis.intervention import intervene, markdown
+    from ..analysis.probe import load_probe_stream
+    from ..atomic import write_json, write_text
+    from ..config import load_config
+    from ..model.learner import build_learner
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
@@ -265,7 +265,7 @@ def cmd_audit_intervention(args: argparse.Namespace, console: Console) -> int:
     learner = build_learner(cfg)
     state, at = None, "the shared initialisation"
     if args.state:  # RUN_DIR[:TASK]: the adapter a run had after that task
-        from .engine.rundir import task_snapshot
+        from ..engine.rundir import task_snapshot
 
         folder, _, task = args.state.partition(":") if not Path(args.state).is_dir() else (args.state, "", "")
         task, state = task_snapshot(Path(folder), task or None)
@@ -292,7 +292,7 @@ def cmd_audit_intervention(args: argparse.Namespace, console: Console) -> int:
 
 def _variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, what: str) -> dict:
     """Run (or, with --report-only, only read) a grid of run variants; its finished runs."""
-    from .analysis.variants import finished_runs, run_grid
+    from ..analysis.variants import finished_runs, run_grid
 
     executor = _executor(args)
     if args.report_only:
@@ -318,8 +318,8 @@ def _variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, w
 
 
 def cmd_audit_kd(args: argparse.Namespace, console: Console) -> int:
-    from .analysis import kd_audit as kd
-    from .analysis import variants as va
+    from ..analysis import kd_audit as kd
+    from ..analysis import variants as va
 
     config, overrides = _split_args(args.items)
     teachers = _csv(args.teachers) or list(kd.DEFAULT_TEACHERS)
@@ -336,8 +336,8 @@ def cmd_audit_kd(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_audit_orders(args: argparse.Namespace, console: Console) -> int:
-    from .analysis import orders_audit as oa
-    from .analysis import variants as va
+    from ..analysis import orders_audit as oa
+    from ..analysis import variants as va
 
     config, overrides = _split_args(args.items)
     methods = va.check_methods(_csv(args.methods) or [])

@@ -9,21 +9,21 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .cli import _add_executor_flags, _csv, _executor, _split_args
+from ..cli import _add_executor_flags, _csv, _executor, _split_args
 
 
 def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from .analysis import probe as pr
-    from .analysis.probe_report import designed_relations, write_report
-    from .analysis.transfer import arms_at, headroom_markdown, matrix_markdown
-    from .config import load_config
-    from .errors import ConfigError
+    from ..analysis import probe as pr
+    from ..analysis.probe_report import designed_relations, write_report
+    from ..analysis.transfer import arms_at, headroom_markdown, matrix_markdown
+    from ..config import load_config
+    from ..errors import ConfigError
 
     sig_names = None
     if args.signatures is not None:
-        from .cl.signatures import signature_names
+        from ..cl.signatures import signature_names
 
         if "=" in args.signatures:  # a bare --signatures followed by a key=value override
             args.items, args.signatures = [*args.items, args.signatures], ""
@@ -66,7 +66,7 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     signatures = None
     relations = designed_relations(cfg.stream.source, cfg.stream.options)
     if sig_names:
-        from .analysis.signature_audit import probe_audit
+        from ..analysis.signature_audit import probe_audit
 
         signatures = probe_audit(cfg, stream, arms, out, sig_names, relations)
     at_end = args.report_at is None or args.report_at == cfg.train.steps
@@ -92,7 +92,7 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     if signatures:
         console.print(f"signature audit: {out / 'signatures.md'} (.csv, .json, .png)")
     if "arm_table" in report:
-        from .analysis.arms import table_markdown
+        from ..analysis.arms import table_markdown
 
         console.print("[bold]arms[/] (mean ± std over seeds; oracle: each seed's best mixed arm)")
         console.print(table_markdown(report["arm_table"], stream.names), markup=False)

@@ -78,6 +78,28 @@ def test_greedy_from_a_probe_folder(toy_stream, tmp_path):
     assert plan_orders(stream, ["canonical"], 0, stream.names)["greedy"]["same_as"] == "canonical"
 
 
+def test_explicit_orders_run_what_greedy_would(toy_stream, tmp_path):
+    stream = _toy_stream(toy_stream)
+    plan = plan_orders(stream, ["canonical", "greedy=parity>copy>vowel", "vowel > parity > copy"], 0, None)
+    assert list(plan) == ["canonical", "greedy", "vowel > parity > copy"]
+    assert plan["greedy"] == {"order": ["parity", "copy", "vowel"], "tasks": ["parity", "copy", "vowel"],
+                              "same_as": None}
+    assert plan["vowel > parity > copy"]["tasks"] == ["vowel", "parity", "copy"]
+    # the same runs as --greedy on a probe folder whose curriculum is that order
+    arms = [_arm(t, "target", 0, 0.5) for t in ("vowel", "copy")]
+    arms += [_arm("vowel", "mixed", 0, 0.4, "parity"), _arm("copy", "mixed", 0, 0.6, "parity")]
+    greedy = greedy_from_probe(_probe(tmp_path / "p", arms), stream)[0]
+    by_probe = plan_points(["er"], plan_orders(stream, ["canonical"], 0, greedy), [0])
+    written = plan_points(["er"], plan_orders(stream, ["canonical", "greedy=parity>copy>vowel"], 0, None), [0])
+    assert by_probe == written and written[1].overrides == ('stream.order=["parity", "copy", "vowel"]',)
+    # an explicit list equal to the canonical order shares its runs
+    assert plan_orders(stream, ["canonical", "same=parity>vowel>copy"], 0, None)["same"]["same_as"] == "canonical"
+    with pytest.raises(Exception, match="label 'greedy' is taken by --greedy"):
+        plan_orders(stream, ["greedy=vowel>parity>copy"], 0, greedy)
+    with pytest.raises(Exception, match="label 'x' is given twice"):
+        plan_orders(stream, ["x=vowel>parity>copy", "x=copy>parity>vowel"], 0, None)
+
+
 def test_shuffles_are_distinct_fixed_orders(toy_stream):
     stream = _toy_stream(toy_stream)
     plan = plan_orders(stream, ["canonical", "reversed"], 4, None)  # 3 tasks: 6 orders, 4 others
@@ -167,6 +189,11 @@ def test_bad_orders_inputs(tiny_model, toy_stream, tmp_path, capsys):
     refuse(capsys, tmp_path, ["audit", "orders", *common, "--orders", "canonical,sideways"],
            "--orders: unknown order 'sideways'")
     refuse(capsys, tmp_path, ["audit", "orders", *common, "--orders", "shuffle"], "shuffle:<k>")
+    refuse(capsys, tmp_path, ["audit", "orders", *common, "--orders", "g=parity>vowel>copi"],
+           "--orders: g: unknown task 'copi' (tasks: parity, vowel, copy)")
+    refuse(capsys, tmp_path, ["audit", "orders", *common, "--orders", "g=parity>vowel"],
+           "--orders: g: an order names every task of toy once; this one lacks copy")
+    refuse(capsys, tmp_path, ["audit", "orders", *common, "--orders", "g=parity>vowel>copy>vowel"], "names a task twice")
     refuse(capsys, tmp_path, ["audit", "orders", *common, "--shuffles", "9"], "--shuffles: toy has only 4 other orders")
     refuse(capsys, tmp_path, ["audit", "orders", *common, "--greedy", str(tmp_path / "runs")], "not a probe folder")
     targets_only = _probe(tmp_path / "p1", [_arm("vowel", "target", 0, 0.5), _arm("copy", "target", 0, 0.5)])

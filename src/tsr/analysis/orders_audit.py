@@ -7,6 +7,10 @@ C8). Each order is a value of ``stream.order`` (:mod:`tsr.data.orders`), each (o
 ordinary run (:mod:`tsr.analysis.variants`):
 
 - ``canonical``, ``reversed``;
+- an explicit order ``NAME=t1>t2>...`` (or ``t1>t2>...``, labelled by itself): the paper's
+  "arbitrary reorderings", or a curriculum computed elsewhere (a greedy order of a matrix whose
+  probe folder is not at hand: the runs are the ones ``--greedy`` would start, the same
+  ``stream.order`` list). It must name every task of the stream, each once;
 - ``--shuffles K``: K *distinct* shuffles ``shuffle:k`` (fixed across run seeds), k = 0, 1, ...
   skipping a k whose order equals canonical, reversed or an earlier shuffle, so K shuffles are
   K different orders (refused when the stream has fewer left);
@@ -91,8 +95,24 @@ def plan_orders(stream: Stream, orders: list[str], shuffles: int, greedy: list[s
         w = word.strip()
         if w == "shuffle":
             raise ConfigError("--orders: 'shuffle' changes with the run seed; name shuffle:<k> or use --shuffles")
+        if ">" in w:  # an explicit order, NAME=t1>t2>... or t1>t2>...
+            label, _, body = w.rpartition("=")
+            label = label.strip() or body
+            tasks = [t.strip() for t in body.split(">")]
+            if label in plan:
+                raise ConfigError(f"--orders: the label {label!r} is given twice")
+            unknown = [t for t in tasks if t not in stream.names]
+            if unknown:
+                raise ConfigError(f"--orders: {label}: unknown task {unknown[0]!r} (tasks: {', '.join(stream.names)})")
+            if sorted(tasks) != sorted(stream.names):
+                missing = [t for t in stream.names if t not in tasks]
+                what = f"lacks {', '.join(missing)}" if missing else "names a task twice"
+                raise ConfigError(f"--orders: {label}: an order names every task of {stream.name} once; this one {what}")
+            add(label, tasks, tasks)
+            continue
         if w not in ("canonical", "reversed") and not w.startswith("shuffle:"):
-            raise ConfigError(f"--orders: unknown order {w!r} (canonical, reversed, shuffle:<k>; --greedy, --shuffles)")
+            raise ConfigError(f"--orders: unknown order {w!r} (canonical, reversed, shuffle:<k>, NAME=t1>t2>...; "
+                              "--greedy, --shuffles)")
         try:
             add(w, w, order_names(stream, w))
         except ConfigError as e:
@@ -115,6 +135,8 @@ def plan_orders(stream: Stream, orders: list[str], shuffles: int, greedy: list[s
             found += 1
         k += 1
     if greedy is not None:
+        if "greedy" in plan:
+            raise ConfigError("--orders: the label 'greedy' is taken by --greedy")
         add("greedy", list(greedy), list(greedy))
     if not plan:
         raise ConfigError("--orders: no order to run (give --orders, --shuffles or --greedy)")

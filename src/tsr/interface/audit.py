@@ -75,6 +75,7 @@ BWT per teacher, the difference to era paired by seed, and C9's spread vs anchor
   tsr audit orders --methods er,tsr --orders canonical,reversed --shuffles 2 --seeds 0,1,2
   tsr audit orders --greedy runs/probe-synth-trace-1a2b3c4d5e --shuffles 3 --seeds 0,1,2,3,4 --workers 2
   tsr audit orders --methods seqft,er,tsr --report-only --shuffles 2 --seeds 0,1,2
+  tsr audit orders --orders "canonical,mine=code>stance>policy>summary>irony>arith-cm>arith-ds>simplify" --seeds 0,1
 Each (method, order, seed) is the ordinary run of `tsr run method.name=M stream.order=ORDER seed=S`.
 --shuffles K adds K distinct shuffle:k orders (fixed across seeds); --greedy PROBE_DIR the best-source
 curriculum of that probe folder's transfer matrix. Writes orders.json, orders.md, orders.png to
@@ -454,7 +455,7 @@ def add_audit_parser(add) -> None:
     q.add_argument("items", nargs="*", metavar="CONFIG | key=value")
     q.add_argument("--methods", default="er,tsr", help="comma-separated methods (default er,tsr)")
     q.add_argument("--orders", default="canonical,reversed", help="comma-separated orders: canonical, reversed, "
-                   "shuffle:<k> (default canonical,reversed)")
+                   "shuffle:<k>, or an explicit NAME=t1>t2>... naming every task once (default canonical,reversed)")
     q.add_argument("--shuffles", type=int, default=0, metavar="K", help="add K distinct shuffle:k orders, "
                    "k = 0, 1, ... (default 0)")
     q.add_argument("--greedy", metavar="PROBE_DIR", help="add the greedy best-source curriculum of this probe "

@@ -139,6 +139,19 @@ def test_agem_reference_gradient_in_chunks_is_the_memory_batch_gradient(plan):
     whole = flatten(torch.autograd.grad(masked_ce(*p.learner.answer_logits(p.learner.encoder.collate(examples))), params))
     for chunk in (1, 3, 10):
         assert torch.allclose(reference_gradient(p.learner, examples, params, chunk), whole, rtol=1e-4, atol=1e-7)
+    # the chunks are cut from the batch sorted by length: each pads only to its own longest example
+    lengths = [len(e.prompt_ids) + len(e.answer_ids) for e in examples]
+    assert len(set(lengths)) > 1
+    widths = []
+    collate = p.learner.encoder.collate
+    p.learner.encoder.collate = lambda chunk: widths.append(collate(chunk).input_ids.shape[1]) or collate(chunk)
+    try:
+        got = reference_gradient(p.learner, examples[::-1], params, 3)
+    finally:
+        del p.learner.encoder.collate
+    ascending = sorted(lengths)
+    assert widths == [max(ascending[i: i + 3]) for i in range(0, len(ascending), 3)]
+    assert torch.allclose(got, whole, rtol=1e-4, atol=1e-7)
 
 
 # -- SDFT ---------------------------------------------------------------------------------------

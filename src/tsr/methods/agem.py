@@ -20,7 +20,10 @@ Deviations from the paper and official code:
 
 - The reference gradient is accumulated over forward/backward passes of ``chunk`` memory
   examples each (the gradient of the memory batch's token-mean loss, summed chunk by chunk),
-  so a large memory batch fits in memory; the chunk size changes only float rounding.
+  so a large memory batch fits in memory; the chunk size changes only float rounding. The
+  memory batch is sorted by length before it is cut into chunks, which pads less: on
+  ``synth-trace``'s memory, 0.84x the CPU time of the drawn order for 256 examples, the
+  gradient the same to 2e-6 of its largest entry (``python bench/agem_reference.py``).
 
 Defaults: ``memory_batch = 256``, the official code's episodic-memory batch
 (``EPS_MEM_BATCH_SIZE = 256`` for MNIST and CIFAR; 128 for CUB and AWA), capped by what the
@@ -64,9 +67,15 @@ class AGEMParams:
         require(self.chunk >= 1, f"{path}.chunk", "must be >= 1")
 
 
-def reference_gradient(learner, examples: list, params: list, chunk: int) -> torch.Tensor:
+def reference_gradient(learner, examples: list, params: list, chunk: int, by_length: bool = True) -> torch.Tensor:
     """The flattened gradient of the mean cross-entropy over every answer token of ``examples``,
-    accumulated over forward/backward passes of ``chunk`` examples."""
+    accumulated over forward/backward passes of ``chunk`` examples.
+
+    The examples are taken shortest first, so each chunk pads to a length close to its own: the
+    sum over tokens does not depend on the order (up to float rounding) and the padding does
+    not get computed (``by_length=False`` keeps the drawn order: ``bench/agem_reference.py``)."""
+    if by_length:
+        examples = sorted(examples, key=lambda e: len(e.prompt_ids) + len(e.answer_ids))
     total = None
     tokens = 0
     for start in range(0, len(examples), chunk):

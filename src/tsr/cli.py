@@ -145,6 +145,13 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
     else:
         console.print(agg.rich_table(cells, settings, methods, metrics))
         console.print(f"[dim]{len(summaries) - len(pending)} finished runs[/]")
+    if args.plot:
+        from .analysis.table_figure import comparison_figure
+        from .atomic import write_figure
+
+        plotted = tuple(m for m in ("overall", "bwt", "overall_loss", "bwt_loss") if m in metrics)
+        write_figure(Path(args.plot), comparison_figure(summaries, plotted))
+        Console(stderr=True).print(f"figure written to {args.plot}", highlight=False)
     if pending:  # a grid in progress: what is not in the table yet (stderr, so md/csv stay clean)
         err = Console(stderr=True)
         err.print(f"{len(pending)} unfinished run(s), not in the table:", highlight=False)
@@ -327,6 +334,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
     p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
                    "of runs made with eval.predictions")
+    p.add_argument("--plot", metavar="FILE.png", help="also draw Overall and BWT (with --loss their loss twins) per "
+                   "method, each run a dot, into this image")
 
     p = add("learn", "Teach a persistent learner one more task (created on first use).", cmd_learn)
     p.add_argument("learner", metavar="LEARNER_DIR")

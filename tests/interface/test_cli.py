@@ -41,6 +41,9 @@ def test_table_and_show(tiny_model, toy_stream, tmp_path, capsys):
     assert main(["table", str(tmp_path), "--format", "csv"]) == 0
     csv = capsys.readouterr().out.splitlines()
     assert csv[0] == "setting,method,metric,mean,std,n" and csv[1].endswith(",2")
+    assert main(["table", str(tmp_path), "--plot", str(tmp_path / "plots" / "table.png")]) == 0
+    assert (tmp_path / "plots" / "table.png").stat().st_size > 10_000
+    assert "figure written to" in capsys.readouterr().err
     run_dir = next(tmp_path.glob("toy-tsr-s0-*"))
     assert main(["show", str(run_dir)]) == 0
     assert "stream metrics" in capsys.readouterr().out

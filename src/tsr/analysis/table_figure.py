@@ -1,0 +1,74 @@
+"""The comparison as a figure (``tsr table --plot``): each method's seeds as dots, mean ± std.
+
+One row of panels per setting (the table's column groups, so runs of different configs never
+share a panel), one panel per metric (Overall and BWT by default). Methods stand in the
+table's row order, coloured by the paper's row groups (no mechanism, rehearsal-free,
+rehearsal, TSR and its variants) with a thin rule between groups; a BWT panel has a line at
+zero. The cells are those of :func:`tsr.analysis.table.aggregate` (a test pins it), with each
+run's value kept so the spread can be seen, not only summarised.
+"""
+
+from __future__ import annotations
+
+import math
+
+from .table import FAMILY, RunSummary, aggregate, run_labels
+from .variants import dot_panel
+
+GROUP_COLORS = {0: "#7f7f7f", 1: "#d08a2e", 2: "#1f77b4", 3: "#2e8b3d"}
+GROUP_NAMES = {0: "no mechanism", 1: "rehearsal-free", 2: "rehearsal", 3: "TSR"}
+TITLES = {"overall": "Overall (final mean accuracy) ↑", "plas": "Plas ↑", "bwt": "BWT ↑",
+          "overall_loss": "Overall answer loss ↓", "plas_loss": "Plas loss ↓", "bwt_loss": "BWT loss ↓"}
+
+
+def family(method: str) -> int:
+    """The paper's row group of a table row (``ewc (lam=3.0)`` is EWC's; an unknown method is TSR's)."""
+    return FAMILY.get(method.split(" (")[0], 3)
+
+
+def figure_cells(summaries: list[RunSummary], metrics: tuple[str, ...]) -> tuple[dict, list[str], list[str]]:
+    """``{setting: {method: {"seeds": {i: {metric: value}}, metric: {"mean", "std", "n"}}}}``,
+    the settings and the methods in the table's order, over the finished runs."""
+    cells, settings, methods = aggregate(summaries, metrics)
+    done = [s for s in summaries if s.finished]
+    labels = run_labels(done)
+    out: dict = {}
+    for setting, rows in cells.items():
+        for method, stats in rows.items():
+            runs = [s for s in done if labels[s.path] == (setting, method)]
+            out.setdefault(setting, {})[method] = {
+                "seeds": {str(i): {m: s.metrics.get(m, math.nan) for m in metrics} for i, s in enumerate(runs)},
+                **{m: {"mean": mean, "std": std, "n": n} for m, (mean, std, n) in stats.items()}}
+    return out, settings, methods
+
+
+def comparison_figure(summaries: list[RunSummary], metrics: tuple[str, ...] = ("overall", "bwt"),
+                      title: str = "method comparison"):
+    """The figure (matplotlib, Agg); :func:`tsr.atomic.write_figure` saves it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import Patch
+
+    cells, settings, methods = figure_cells(summaries, metrics)
+    colors = {m: GROUP_COLORS[family(m)] for m in methods}
+    width = max(5.0, 0.5 * len(methods) + 1.6)
+    fig, axes = plt.subplots(len(settings), len(metrics), figsize=(width * len(metrics), 3.6 * len(settings) + 0.9),
+                             squeeze=False)
+    for row, setting in zip(axes, settings):
+        present = [m for m in methods if m in cells[setting]]
+        for ax, metric in zip(row, metrics):
+            dot_panel(ax, present, cells[setting].get, metric, colors)
+            for x in range(1, len(present)):  # a rule between the paper's row groups
+                if family(present[x]) != family(present[x - 1]):
+                    ax.axvline(x - 0.5, color="#999999", lw=0.6, ls=":")
+            if metric.startswith("bwt"):
+                ax.axhline(0, color="#444444", lw=0.7)
+            ax.set_title(f"{setting} · {TITLES.get(metric, metric)}", fontsize=9)
+    groups = sorted({family(m) for m in methods})
+    fig.legend(handles=[Patch(color=GROUP_COLORS[g], label=GROUP_NAMES[g]) for g in groups],
+               loc="upper right", fontsize=8, ncol=len(groups), frameon=False)
+    fig.suptitle(f"{title}\nmean ± std over seeds; small dots: each run", fontsize=10, x=0.02, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig

@@ -61,6 +61,8 @@ Arms already saved in the output folder are not run again.""",
   tsr compare --methods seqft,er,tsr --executor ray --workers 8            # on a local Ray instance
   tsr compare --executor ray --ray-address auto --workers 32 --gpus-per-run 0.25 out_dir=/shared/runs
   tsr compare --methods er,tsr method.alpha=0.25 --seeds 0,1,2     # a method.* key applies to every method
+  tsr compare --methods tsr --vary method.kd_weight=0.1,0.5,1,2 --seeds 0,1,2   # one run per value and seed
+  tsr compare --methods er,tsr --vary train.steps=300,1000 --vary train.lr=1e-4,5e-4      # every combination
 Finished runs are reused; interrupted ones resume.""",
     "export": """examples:
   tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out adapter/           # the final adapter, for PEFT
@@ -230,7 +232,7 @@ def _csv(text: str | None, cast=str, flag: str = "a list") -> list | None:
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from .analysis import table as agg
-    from .analysis.variants import plan_grid, split_overrides
+    from .analysis.variants import check_methods, plan_grid, plan_sweep, split_overrides
     from .config import load_config
     from .engine.compare import plan_points, run_sweep
 
@@ -238,16 +240,28 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     load_config(config, split_overrides(overrides)[0])  # a bad config fails before anything runs
     # method.* overrides apply to every method of the grid (after its method.name, which would
     # otherwise reset them); every point's config is checked before anything runs
-    grid = plan_grid(config, overrides, plan_points(_csv(args.methods), _csv(args.seeds, int) or [0]))
+    seeds = _csv(args.seeds, int) or [0]
+    if args.vary:
+        methods = _csv(args.methods)
+        methods = [p.method for p in plan_points(None, [0])] if methods in (None, ["all"]) else check_methods(methods)
+        points = plan_sweep(methods, seeds, args.vary)
+    else:
+        points = plan_points(_csv(args.methods), seeds)
+    grid = plan_grid(config, overrides, points)
     config, overrides, points = grid.config, list(grid.overrides), list(grid.points)
-    console.print(f"{len(points)} runs ({len({p.method for p in points})} methods), {args.workers} worker(s)")
+    variants = len({p.variant for p in points})
+    console.print(f"{len(points)} runs ({len({p.method for p in points})} methods"
+                  f"{f', {variants} variants' if args.vary else ''}), {args.workers} worker(s)")
     err = Console(stderr=True)
 
+    def name(point) -> str:
+        return point.method + (f" ({point.variant})" if point.variant else "")
+
     def progress(point, path, done, total):
-        err.print(f"  [{done}/{total}] {point.method} seed {point.seed} -> {path}")
+        err.print(f"  [{done}/{total}] {name(point)} seed {point.seed} -> {path}")
 
     def task_done(event):
-        err.print(f"      {event.point.method} seed {event.point.seed}: task {event.index + 1}/{event.tasks} "
+        err.print(f"      {name(event.point)} seed {event.point.seed}: task {event.index + 1}/{event.tasks} "
                   f"{event.name} ({event.seconds:.0f} s)", highlight=False)
 
     paths = run_sweep(config, overrides, points, args.workers, progress, task_done, _executor(args))
@@ -386,6 +400,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
                    "of runs made with eval.predictions")
     p.add_argument("--md", help="also write the table as markdown to this file")
+    p.add_argument("--vary", action="append", metavar="KEY=V1,V2,...", help="run every value of a config key "
+                   "(repeat for every combination); a method.* key varies the methods that have it, e.g. "
+                   "--methods tsr --vary method.kd_weight=0.1,0.5,1,2 (the paper's weight curve)")
     _add_executor_flags(p)
 
     p = add("export", "Write a run's adapter as a PEFT LoRA adapter folder, or merged into its base model.", cmd_export)

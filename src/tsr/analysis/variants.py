@@ -53,6 +53,50 @@ def check_methods(methods: list[str]) -> list[str]:
     return methods
 
 
+def method_keys(method: str) -> set[str]:
+    """The parameter names of a method or preset (``reference``, ``kd_weight``, ...)."""
+    return {f.name for f in dataclasses.fields(resolve_method({"name": method}).params)}
+
+
+def plan_sweep(methods: list[str], seeds: list[int], vary: list[str]) -> list[Point]:
+    """``tsr compare --vary KEY=V1,V2,...`` (repeatable): every combination of the values, as
+    variants named ``key=value, ...``, for every method and seed. A ``method.*`` key varies only
+    the methods that have that parameter; the others run once per seed (variant ``""``), and a
+    key no method of the grid has is an error. A value cannot hold a comma (so no list values)."""
+    axes: list[tuple[str, list[str]]] = []
+    for spec in vary:
+        key, eq, values = spec.partition("=")
+        key = key.strip()
+        items = [v.strip() for v in values.split(",") if v.strip()]
+        if not eq or not key or not items:
+            raise ConfigError(f"--vary: expected KEY=V1,V2,... (got {spec!r})")
+        if key in ("name", "method.name", "seed"):
+            raise ConfigError(f"--vary {key}: use --methods and --seeds for that")
+        if key in (k for k, _ in axes):
+            raise ConfigError(f"--vary: {key} is varied twice")
+        axes.append((key, items))
+    params = {m: method_keys(m) for m in methods}
+
+    def applies(key: str, method: str) -> bool:
+        return not key.startswith("method.") or key[len("method."):].split(".")[0] in params[method]
+
+    for key, _ in axes:
+        if not any(applies(key, m) for m in methods):
+            raise ConfigError(f"--vary {key}: no method of the grid ({', '.join(methods)}) has a parameter "
+                              f"{key[len('method.'):].split('.')[0]!r}")
+    points: list[Point] = []
+    for m in methods:
+        combos: list[tuple[tuple[str, str], ...]] = [()]
+        for key, items in axes:
+            if applies(key, m):
+                combos = [(*c, (key, v)) for c in combos for v in items]
+        for combo in combos:
+            overrides = tuple(f"{k}={v}" for k, v in combo)
+            variant = ", ".join(f"{k.removeprefix('method.')}={v}" for k, v in combo)
+            points.extend(Point(m, s, overrides, variant) for s in seeds)
+    return points
+
+
 def split_overrides(overrides: list[str]) -> tuple[list[str], list[str]]:
     """(run overrides, ``method.*`` overrides); ``name=`` and ``method.name=`` are refused (the
     grid names its runs by their configs, and ``--methods`` chooses the methods)."""
@@ -88,8 +132,7 @@ def plan_grid(config: str | None, overrides: list[str], points: list[Point]) -> 
     has that parameter (``method.probe_batches=1`` reaches TSR and not SeqFT); a parameter no
     method of the grid has is one :class:`ConfigError` line."""
     run, method = split_overrides(list(overrides))
-    params = {p.method: {f.name for f in dataclasses.fields(resolve_method({"name": p.method}).params)}
-              for p in points}
+    params = {p.method: method_keys(p.method) for p in points}
 
     def param(o: str) -> str:
         return o.split("=", 1)[0].strip()[len("method."):].split(".")[0]

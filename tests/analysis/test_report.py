@@ -122,6 +122,7 @@ def test_the_page_has_every_section_with_the_runs_numbers(grid):
     assert rows["tsr"][overall] == f"{statistics.fmean(tsr):.3f} ± {statistics.stdev(tsr):.3f}"
     assert rows["tsr"][1] == "2"  # the unfinished tsr run is not averaged in: it is listed apart
     assert unfinished[1][:4] == ["half", "tsr", "1", "2 of 3"]
+    assert _section(page, "table").count("<img") == 1  # the table as a figure (two methods)
     # a results matrix per run, routing for the tsr runs only, one loss figure for the setting
     assert _section(page, "matrices").count("<img") == 5
     assert _section(page, "routing").count("<img") == 3

@@ -46,3 +46,5 @@ def test_one_row_of_panels_per_setting_and_rules_between_groups():
     assert rules == [0.5, 2.5, 3.5]  # seqft | ewc lwf | er | tsr
     assert any(line.get_ydata()[0] == 0 for line in bwt.get_lines() if line.get_linestyle() == "-")  # BWT's zero
     assert [t.get_text() for t in other.get_xticklabels()] == ["er"]
+    four = comparison_figure(runs[:4], ("overall", "bwt", "overall_loss"))  # two a row, the spare one off
+    assert len(four.axes) == 4 and not four.axes[3].axison and four.axes[2].get_title().endswith("loss ↓")

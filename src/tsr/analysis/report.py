@@ -23,6 +23,7 @@ from ..engine.results import Results, load_results
 from ..errors import RunError, reason
 from .curves import loss_curves_figure
 from .heatmap import results_figure, routing_figure
+from .table_figure import comparison_figure
 from .html import Cell, esc, figure, number, page, png_bytes, table, text
 from .report_probe import Probe, find_probes, load_probe, probe_section
 from .runlog import read_loss_log
@@ -137,6 +138,13 @@ def _comparison(found: Found) -> str:
             "answer loss over the generation tasks (lower is better; a positive BWT (L) is "
             "forgetting). Runs share a row only when their configs differ in nothing but the seed. "
             "Bold: the best in its column.", numeric=set(range(1, len(shown) + 2))))
+    if len(methods) > 1:  # the table as a figure: each run a dot, so the spread is seen
+        plotted = tuple(m for m in ("overall", "bwt", "overall_loss", "bwt_loss")
+                        if any(math.isfinite(c[m][0]) for rows in cells.values() for c in rows.values()))
+        fig = comparison_figure([r.summary for r in found.runs], plotted, f"comparison · {found.root.resolve().name}")
+        parts.append(figure(png_bytes(fig), "the comparison table as a figure",
+                            "Each method's runs as small dots, the mean ± std over seeds as the large point, "
+                            "one row of panels per setting; colours: the paper's row groups."))
     pending = [r for r in found.runs if not r.results.finished]
     if pending or found.started:
         rows = [[text(_rel(r.path, found.root)),

@@ -1,7 +1,7 @@
 """The comparison as a figure (``tsr table --plot``): each method's seeds as dots, mean ± std.
 
-One row of panels per setting (the table's column groups, so runs of different configs never
-share a panel), one panel per metric (Overall and BWT by default). Methods stand in the
+One block of panels per setting (the table's column groups, so runs of different configs never
+share a panel), one panel per metric (Overall and BWT by default), two panels a row. Methods stand in the
 table's row order, coloured by the paper's row groups (no mechanism, rehearsal-free,
 rehearsal, TSR and its variants) with a thin rule between groups; a BWT panel has a line at
 zero. The cells are those of :func:`tsr.analysis.table.aggregate` (a test pins it), with each
@@ -54,10 +54,16 @@ def comparison_figure(summaries: list[RunSummary], metrics: tuple[str, ...] = ("
     cells, settings, methods = figure_cells(summaries, metrics)
     colors = {m: GROUP_COLORS[family(m)] for m in methods}
     width = max(5.0, 0.5 * len(methods) + 1.6)
-    fig, axes = plt.subplots(len(settings), len(metrics), figsize=(width * len(metrics), 3.6 * len(settings) + 0.9),
-                             squeeze=False)
-    for row, setting in zip(axes, settings):
+    cols = min(2, len(metrics))  # two panels a row: Overall and BWT, then their loss twins
+    per_setting = -(-len(metrics) // cols)
+    fig, axes = plt.subplots(len(settings) * per_setting, cols,
+                             figsize=(width * cols, 3.6 * len(settings) * per_setting + 0.9), squeeze=False)
+    flat = list(axes.flat)
+    for i, setting in enumerate(settings):
         present = [m for m in methods if m in cells[setting]]
+        row = flat[i * per_setting * cols: (i + 1) * per_setting * cols]
+        for ax in row[len(metrics):]:
+            ax.axis("off")
         for ax, metric in zip(row, metrics):
             dot_panel(ax, present, cells[setting].get, metric, colors)
             for x in range(1, len(present)):  # a rule between the paper's row groups

@@ -228,13 +228,14 @@ def test_chromium_renders_the_page(grid, tmp_path):
     assert main(["report", str(grid), "--out", str(out)]) == 0
     shot = tmp_path / "shot.png"
     subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                    f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,2400",
+                    f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,3600",
                     f"--screenshot={shot}", out.as_uri()], capture_output=True, timeout=120, check=True)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     image = np.asarray(Image.open(shot).convert("RGB")).astype(int)
-    assert image.shape == (2400, 1200, 3)
+    assert image.shape == (3600, 1200, 3)
     inked = (image.min(axis=2) < 235).mean(axis=1)                     # non-white share, per row
     coloured = (image.max(axis=2) - image.min(axis=2) > 60).mean(axis=1)  # saturated: heatmaps, not text
     assert inked[:400].mean() > 0.01            # the title, header and contents
     assert inked[400:800].mean() > 0.01         # the comparison table
-    assert coloured[800:].mean() > 0.01         # the results matrices: the PNGs were decoded (0.0001 without)
+    assert coloured[800:].mean() > 0.01         # the table's figure and the results matrices: the PNGs
+                                                # were decoded (0.0001 without)

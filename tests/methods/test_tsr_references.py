@@ -126,3 +126,44 @@ def test_a_run_resumed_after_a_task_equals_the_uninterrupted_one(make_config, mo
     resumed = execute(cfg)
     assert resumed.resumed_from == 2
     assert _results(resumed.run) == _results(whole.run)
+
+
+def test_posthoc_kd_trains_ce_then_the_distillation_term_alone(plan):
+    """kd_timing: posthoc: the first steps are cross-entropy alone, the last round(0.25 * 8) = 2
+    the distillation term alone (the same term as interleaved's on that batch); the first task,
+    with no teacher, keeps the cross-entropy throughout."""
+    from dataclasses import replace
+
+    from tsr.methods.registry import resolve_method
+
+    p = plan
+    method = resolve_method({"name": "tsr", "reference": "recent", "kd_timing": "posthoc", "kd_posthoc": 0.25}).build()
+    method.setup(p.learner)
+    joint = _method(p, "recent")
+    ctx = replace(_context(p, 1, [_moved(p, 0.05, 1)]), steps=8)
+    batch = ctx.batch(TARGET)
+    seen = [set(method.loss(ctx, batch, TARGET)) for _ in range(8)]
+    assert seen == [{"ce"}] * 6 + [{"kd"}] * 2
+    both = joint.loss(ctx, batch, TARGET)
+    assert set(both) == {"ce", "kd"}
+    method._step = 7
+    assert torch.allclose(method.loss(ctx, batch, TARGET)["kd"], both["kd"])
+    first = replace(_context(p, 0, []), steps=8)
+    method.begin_task(first)  # a new task restarts the count
+    assert method._step == 0
+    assert [set(method.loss(first, batch, TARGET)) for _ in range(8)] == [{"ce"}] * 8
+    with pytest.raises(RuntimeError, match="step count"):
+        method.loss(replace(first, steps=0), batch, TARGET)
+
+
+def test_posthoc_kd_is_a_different_run_and_its_share_is_checked(make_config):
+    steps = "train.steps=6"
+    inter = execute(make_config("method.name=tsr", TWO_TASKS, steps, "name=inter"))
+    post = execute(make_config("method.name=tsr", TWO_TASKS, steps, "method.kd_timing=posthoc", "name=post"))
+    plain = execute(make_config("method.name=tsr", TWO_TASKS, steps, "method.reference=none", "name=plain"))
+    # the last round(0.2 * 6) = 1 step of the second task distils: neither joint KD nor none
+    assert _results(inter.run) != _results(post.run) != _results(plain.run)
+    first = {k: v[0] for k, v in _results(post.run).items()}  # the first task has no teacher: CE alone,
+    assert first == {k: v[0] for k, v in _results(plain.run).items()}  # as without distillation
+    with pytest.raises(Exception, match="kd_posthoc"):
+        make_config("method.name=tsr", "method.kd_posthoc=1")

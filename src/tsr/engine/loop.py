@@ -111,7 +111,7 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
     so a method may change the trainable parameters there.
     """
     ctx = TaskContext(index, task, list(examples), learner, tuple(memory), seed, train.batch_size,
-                      teachers or Teachers(learner, "batch"))
+                      teachers or Teachers(learner, "batch"), train.steps)
     info = method.begin_task(ctx)
     if on_begin is not None:
         on_begin(info)

@@ -50,6 +50,7 @@ class TaskContext:
     seed: int
     batch_size: int
     teachers: Teachers
+    steps: int = 0                      # the task's training steps (train.steps; 0: not told)
     _streams: dict[Hashable, BatchStream] = field(default_factory=dict, repr=False, compare=False)
 
     def rng(self, purpose: str, *more: object) -> np.random.Generator:

@@ -28,6 +28,13 @@ Choices the paper leaves open, stated here:
   of the paper's undefined "pool-hybrid" variant.
 - ``replay: uniform`` draws past tasks uniformly while routing still picks the teacher
   (the official code's ``tsr_v1``).
+- ``kd_timing: posthoc`` is the distillation audit's "KD after CE" (Appendix "Timing and
+  weight"), which the paper does not specify further. Our reading keeps the task's step
+  budget: its first steps train the cross-entropy alone, its last ``round(kd_posthoc *
+  steps)`` (default 20%) the distillation term alone, an endpoint correction toward the
+  teachers; the draws (routed replay and current batches) are the same in both phases. Where
+  a step has no teacher (the first task, unless ``reference: base``) it keeps the
+  cross-entropy. ``interleaved`` (the default) adds both terms on every step.
 """
 
 from __future__ import annotations
@@ -65,6 +72,8 @@ class TSRParams:
     kd_weight: float = 0.5
     kd_temperature: float = 2.0
     kd_mask: Literal["attended", "answer"] = "attended"
+    kd_timing: Literal["interleaved", "posthoc"] = "interleaved"
+    kd_posthoc: float = 0.2
 
     def check(self, path: str) -> None:
         require(0.0 <= self.alpha <= 1.0, f"{path}.alpha", "replay ratio must be in [0, 1]")
@@ -75,6 +84,8 @@ class TSRParams:
         require(0.0 <= self.uniform_mix <= 1.0, f"{path}.uniform_mix", "must be in [0, 1]")
         require(self.kd_weight >= 0.0, f"{path}.kd_weight", "must be >= 0")
         require(self.kd_temperature > 0.0, f"{path}.kd_temperature", "must be > 0")
+        require(0.0 < self.kd_posthoc < 1.0, f"{path}.kd_posthoc", "the post-hoc phase's share of a task's "
+                "steps must be in (0, 1)")
 
 
 def _norm(signature: Any) -> dict[str, float]:
@@ -92,6 +103,7 @@ class TSR(Method):
         self._weights = np.zeros(0)
         self._replay_weights = np.zeros(0)
         self._top: int | None = None
+        self._step = 0  # steps of the current task so far (kd_timing: posthoc)
 
     @classmethod
     def validate(cls, params: TSRParams, stream, cfg) -> None:
@@ -104,6 +116,7 @@ class TSR(Method):
 
     def begin_task(self, ctx: TaskContext) -> dict[str, Any]:
         p = self.params
+        self._step = 0
         if p.signatures:  # taken beforehand, maybe on a proxy model (checked against the run by validate)
             self._signature = read_signature_file(p.signatures).get(ctx.seed, ctx.task.name)
         else:
@@ -162,8 +175,20 @@ class TSR(Method):
             j = draw.source
         return ("task", j), ctx.snapshot_of(j)
 
+    def phase(self, ctx: TaskContext, step: int) -> str:
+        """``joint`` (CE and KD, the default), or with ``kd_timing: posthoc`` ``ce`` for the first
+        steps of the task and ``kd`` for its last ``round(kd_posthoc * steps)``."""
+        if self.params.kd_timing == "interleaved":
+            return "joint"
+        if ctx.steps < 1:
+            raise RuntimeError("kd_timing: posthoc needs the task's step count (TaskContext.steps)")
+        return "kd" if step >= ctx.steps - round(self.params.kd_posthoc * ctx.steps) else "ce"
+
     def loss(self, ctx: TaskContext, batch, draw: Draw) -> dict[str, torch.Tensor]:
         p = self.params
-        ref = self.reference(ctx, draw, batch) if p.kd_weight > 0 else None
+        phase = self.phase(ctx, self._step)
+        self._step += 1
+        ref = self.reference(ctx, draw, batch) if p.kd_weight > 0 and phase != "ce" else None
         teacher = ctx.teacher_log_probs(ref[0], ref[1], batch, p.kd_temperature) if ref is not None else None
-        return ce_and_distillation(ctx, batch, teacher, p.kd_mask, p.kd_weight, p.kd_temperature)
+        terms = ce_and_distillation(ctx, batch, teacher, p.kd_mask, p.kd_weight, p.kd_temperature)
+        return {"kd": terms["kd"]} if phase == "kd" and "kd" in terms else terms

@@ -5,7 +5,8 @@ the training loss on a memory batch (256 examples by default), in chunks of 16. 
 batch by length before cutting it into chunks pads each chunk only to its own longest example;
 the gradient is the same sum over answer tokens. This script draws memory batches the way a
 run does (uniformly, without replacement, from 100 replay examples of each past task of
-``synth-trace``), times both paths interleaved in one process (CPU time of the main thread, one
+``synth-trace``), warms both paths up on one batch (the compiled blocks meet their shapes),
+times both paths interleaved in one process (CPU time of the main thread, one
 torch thread: other processes on a shared machine do not inflate it) and reports the ratio and
 the largest difference between the two gradients.
 
@@ -44,8 +45,14 @@ def main(argv: list[str] | None = None) -> int:
     times: dict[bool, list[float]] = {True: [], False: []}
     worst = 0.0
     pads = {True: 0, False: 0}
+    def draw() -> list:
+        return [memory[i] for i in rng.choice(len(memory), min(args.memory_batch, len(memory)), replace=False)]
+
+    warm = draw()  # compiled blocks meet their shapes first (a run's first steps do the same), untimed
+    for by_length in (True, False):
+        reference_gradient(learner, warm, params, args.chunk, by_length)
     for b in range(args.batches):
-        picked = [memory[i] for i in rng.choice(len(memory), min(args.memory_batch, len(memory)), replace=False)]
+        picked = draw()
         grads = {}
         for by_length in (b % 2 == 0, b % 2 != 0):  # alternate which path goes first
             start = time.thread_time()

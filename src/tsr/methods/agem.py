@@ -22,7 +22,7 @@ Deviations from the paper and official code:
   examples each (the gradient of the memory batch's token-mean loss, summed chunk by chunk),
   so a large memory batch fits in memory; the chunk size changes only float rounding. The
   memory batch is sorted by length before it is cut into chunks, which pads less: on
-  ``synth-trace``'s memory, 0.84x the CPU time of the drawn order for 256 examples, the
+  ``synth-trace``'s memory, 0.82x the CPU time of the drawn order for 256 examples, the
   gradient the same to 2e-6 of its largest entry (``python bench/agem_reference.py``).
 
 Defaults: ``memory_batch = 256``, the official code's episodic-memory batch

@@ -63,6 +63,7 @@ Arms already saved in the output folder are not run again.""",
   tsr compare --methods er,tsr method.alpha=0.25 --seeds 0,1,2     # a method.* key applies to every method
   tsr compare --methods tsr --vary method.kd_weight=0.1,0.5,1,2 --seeds 0,1,2   # one run per value and seed
   tsr compare --methods er,tsr --vary train.steps=300,1000 --vary train.lr=1e-4,5e-4      # every combination
+  tsr compare --methods seqft,er,tsr --seeds 0,1,2 --report-only --plot t.png   # a grid in progress, nothing trained
 Finished runs are reused; interrupted ones resume.""",
     "export": """examples:
   tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out adapter/           # the final adapter, for PEFT
@@ -148,11 +149,7 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
         console.print(agg.rich_table(cells, settings, methods, metrics))
         console.print(f"[dim]{len(summaries) - len(pending)} finished runs[/]")
     if args.plot:
-        from .analysis.table_figure import comparison_figure
-        from .atomic import write_figure
-
-        plotted = tuple(m for m in ("overall", "bwt", "overall_loss", "bwt_loss") if m in metrics)
-        write_figure(Path(args.plot), comparison_figure(summaries, plotted))
+        _write_plot(Path(args.plot), summaries, metrics)
         Console(stderr=True).print(f"figure written to {args.plot}", highlight=False)
     if pending:  # a grid in progress: what is not in the table yet (stderr, so md/csv stay clean)
         err = Console(stderr=True)
@@ -250,9 +247,25 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     grid = plan_grid(config, overrides, points)
     config, overrides, points = grid.config, list(grid.overrides), list(grid.points)
     variants = len({p.variant for p in points})
-    console.print(f"{len(points)} runs ({len({p.method for p in points})} methods"
-                  f"{f', {variants} variants' if args.vary else ''}), {args.workers} worker(s)")
+    size = f"{len(points)} runs ({len({p.method for p in points})} methods{f', {variants} variants' if args.vary else ''})"
     err = Console(stderr=True)
+    if args.report_only:  # nothing trained: the table of the grid's runs that have finished
+        started = [d for d in grid.dirs.values() if (d / "results.json").is_file()]
+        summaries = [agg.summarise(d) for d in started]
+        done = sum(s.finished for s in summaries)
+        if not done:
+            where = next(iter(grid.dirs.values())).parent
+            raise TsrError(f"--report-only: no run of this grid has finished yet (runs go to {where})")
+        console.print(f"{size}: {done} finished")
+        _compare_outputs(args, console, summaries)
+        pending = agg.unfinished(summaries)
+        if pending or len(started) < len(points):
+            err.print(f"not in the table: {len(pending)} unfinished run(s), {len(points) - len(started)} not started",
+                      highlight=False)
+            for line in pending:
+                err.print(f"  {line}", highlight=False, soft_wrap=True)
+        return 0
+    console.print(f"{size}, {args.workers} worker(s)")
 
     def name(point) -> str:
         return point.method + (f" ({point.variant})" if point.variant else "")
@@ -265,16 +278,33 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
                   f"{event.name} ({event.seconds:.0f} s)", highlight=False)
 
     paths = run_sweep(config, overrides, points, args.workers, progress, task_done, _executor(args))
-    summaries = [agg.summarise(Path(p)) for p in paths]
+    _compare_outputs(args, console, [agg.summarise(Path(p)) for p in paths])
+    return 0
+
+
+def _compare_outputs(args: argparse.Namespace, console: Console, summaries: list) -> None:
+    """The comparison table of ``summaries`` (finished runs only), and its --md and --plot files."""
+    from .analysis import table as agg
+    from .atomic import write_text
+
     metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
     cells, settings, methods = agg.aggregate(summaries, metrics)
     console.print(agg.rich_table(cells, settings, methods, metrics))
     if args.md:
-        from .atomic import write_text
-
         write_text(Path(args.md), agg.markdown_table(cells, settings, methods, metrics))
         console.print(f"markdown table written to {args.md}")
-    return 0
+    if args.plot:
+        _write_plot(Path(args.plot), summaries, metrics)
+        console.print(f"figure written to {args.plot}")
+
+
+def _write_plot(path: Path, summaries: list, metrics: tuple[str, ...]) -> None:
+    """``--plot``: Overall and BWT (and their loss twins when the table has them) as a figure."""
+    from .analysis.table_figure import comparison_figure
+    from .atomic import write_figure
+
+    plotted = tuple(m for m in ("overall", "bwt", "overall_loss", "bwt_loss") if m in metrics)
+    write_figure(path, comparison_figure(summaries, plotted))
 
 
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
@@ -400,6 +430,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
                    "of runs made with eval.predictions")
     p.add_argument("--md", help="also write the table as markdown to this file")
+    p.add_argument("--plot", metavar="FILE.png", help="also draw the table as a figure (as tsr table --plot)")
+    p.add_argument("--report-only", action="store_true", help="train nothing: the table of this grid's runs "
+                   "that have finished (the others are listed)")
     p.add_argument("--vary", action="append", metavar="KEY=V1,V2,...", help="run every value of a config key "
                    "(repeat for every combination); a method.* key varies the methods that have it, e.g. "
                    "--methods tsr --vary method.kd_weight=0.1,0.5,1,2 (the paper's weight curve)")

@@ -45,6 +45,15 @@ def test_compare_vary_runs_each_value_and_the_table_names_them(tiny_model, toy_s
     assert weights == ["0.0", "2.0"] and len(list((tmp_path / "runs").glob("*/results.json"))) == 3
     monkeypatch.setattr(loop, "train_on", lambda *a, **k: (_ for _ in ()).throw(AssertionError("trained")))
     assert main(argv) == 0  # finished runs are reused
+    # --report-only trains nothing: the finished runs of a larger grid, the others counted
+    capsys.readouterr()
+    wider = [a if a != "0" else "0,1" for a in argv[:-2]] + ["--report-only", "--plot", str(tmp_path / "p.png")]
+    assert main(wider) == 0
+    captured = capsys.readouterr()
+    assert "6 runs (2 methods, 3 variants): 3 finished" in captured.out
+    assert "0 unfinished run(s), 3 not started" in captured.err and (tmp_path / "p.png").stat().st_size > 10_000
+    refuse(capsys, tmp_path, [*[a if a != "0" else "7" for a in argv[:-2]], "--report-only"],
+           "--report-only: no run of this grid has finished yet")
     refuse(capsys, tmp_path, ["compare", *common, "--methods", "er", "--vary", "method.kd_weight=1"],
            "--vary method.kd_weight: no method of the grid (er) has a parameter 'kd_weight'")
     refuse(capsys, tmp_path, ["compare", *common, "--methods", "tsr", "--vary", "method.kd_weight=-1"],

@@ -59,6 +59,9 @@ def test_the_table_and_c9_by_hand():
     assert "| tsr | random | 0.707 ± 0.038 | 0.807 ± 0.038 | -0.010 ± 0.010 | -0.013 ± 0.025 | 3 |" in text
     assert "| er | - | 0.520 ± 0.020 |" in text
     assert "spread among anchored teachers (era, random, oracle, recent) 0.015; anchor drop +0.140 (era − none)" in text
+    # the baseline without teachers (the paper's sequential FT row): the best anchored mean minus its mean
+    assert c9["drop_to"] == {"er": pytest.approx(0.72 - 0.52)}
+    assert "best anchored teacher − er (no teacher) +0.200." in text
     # the anchor does not matter here: no drop, a large spread
     flat = kd_summary(cells(_runs({("tsr", "era"): [0.7], ("tsr", "base"): [0.5], ("tsr", "none"): [0.69]})),
                       ["era", "base", "none"])["methods"]["tsr"]["c9"]

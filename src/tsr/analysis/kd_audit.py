@@ -16,7 +16,9 @@ The table gives Overall, Plas and BWT (mean ± std over seeds) and each teacher'
 ``era``'s, paired by seed. C9's numbers, per method with teachers, from the mean Overall of each
 teacher: the *spread* among the anchored teachers (every teacher but ``none`` that ran: max −
 min) and the *anchor drop* (the best anchored teacher − ``none``). ``second_order`` is
-spread < drop. Choices: the means, not per-seed maxima, decide (a paired-by-seed version is the
+spread < drop. With a baseline method in the grid (``--methods tsr,seqft``), ``drop_to`` gives
+the best anchored teacher minus each baseline's mean: the paper's drop to "no distillation
+(sequential FT)", where TSR's ``none`` still replays. Choices: the means, not per-seed maxima, decide (a paired-by-seed version is the
 difference column); a teacher that has not finished on every seed still counts with the seeds
 it has (``n`` says how many).
 """
@@ -65,6 +67,8 @@ def plan_kd(methods: list[str], teachers: list[str], seeds: list[int]) -> list[P
 def kd_summary(table: dict[str, dict[str, dict]], teachers: list[str]) -> dict:
     """Per method: its cells in teacher order, the paired difference to ``era`` and C9's numbers."""
     out: dict = {"teachers": list(teachers), "baseline": BASELINE, "methods": {}}
+    plain = {m: v[NO_TEACHER]["overall"]["mean"] for m, v in table.items()
+             if NO_TEACHER in v and v[NO_TEACHER]["overall"]["n"] and not math.isnan(v[NO_TEACHER]["overall"]["mean"])}
     for method, variants in table.items():
         if NO_TEACHER in variants:
             out["methods"][method] = {"teachers": {NO_TEACHER: variants[NO_TEACHER]}}
@@ -87,6 +91,9 @@ def kd_summary(table: dict[str, dict[str, dict]], teachers: list[str]) -> dict:
             c9.update(best=best, none=means["none"], drop=anchored[best] - means["none"])
         if "spread" in c9 and "drop" in c9:
             c9["second_order"] = bool(c9["spread"] < c9["drop"])
+        if anchored and plain:  # the paper's "no distillation (sequential FT)": a method without teachers
+            top = max(anchored.values())
+            c9["drop_to"] = {m: top - v for m, v in plain.items()}
         out["methods"][method] = {"teachers": rows, "c9": c9}
     return out
 
@@ -110,6 +117,8 @@ def kd_markdown(summary: dict) -> str:
                  f"({', '.join(c9['anchored'])}) {spread}; anchor drop {drop}")
         if "second_order" in c9:
             text += f"; teacher identity second-order (spread < drop): **{'yes' if c9['second_order'] else 'no'}**"
+        for other, gap in c9.get("drop_to", {}).items():
+            text += f"; best anchored teacher − {other} (no teacher) {gap:+.3f}"
         text += ".\n"
     return text
 
@@ -140,6 +149,7 @@ def kd_figure(summary: dict, title: str):
             note.append(f"spread (anchored) {c9['spread']:.3f}")
         if "drop" in c9:
             note.append(f"drop to none {c9['drop']:+.3f}")
+        note += [f"to {other} {gap:+.3f}" for other, gap in c9.get("drop_to", {}).items()]
         ax.set_title(m + ("\n" + ", ".join(note) if note else ""), fontsize=9)
         ax.set_xlabel("teacher (method.reference)", fontsize=8)
         ax.set_ylabel("Overall (final mean accuracy)", fontsize=8)

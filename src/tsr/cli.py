@@ -149,7 +149,9 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
         console.print(agg.rich_table(cells, settings, methods, metrics))
         console.print(f"[dim]{len(summaries) - len(pending)} finished runs[/]")
     if args.plot:
-        _write_plot(Path(args.plot), summaries, metrics)
+        from .analysis.table_figure import write_comparison_figure
+
+        write_comparison_figure(Path(args.plot), summaries, metrics)
         Console(stderr=True).print(f"figure written to {args.plot}", highlight=False)
     if pending:  # a grid in progress: what is not in the table yet (stderr, so md/csv stay clean)
         err = Console(stderr=True)
@@ -225,86 +227,6 @@ def _csv(text: str | None, cast=str, flag: str = "a list") -> list | None:
         return None if not text else [cast(x.strip()) for x in text.split(",") if x.strip()]
     except ValueError:
         raise TsrError(f"{flag}: {text!r} is not a comma-separated list of {cast.__name__}s") from None
-
-
-def cmd_compare(args: argparse.Namespace, console: Console) -> int:
-    from .analysis import table as agg
-    from .analysis.variants import check_methods, plan_grid, plan_sweep, split_overrides
-    from .config import load_config
-    from .engine.compare import plan_points, run_sweep
-
-    config, overrides = _split_args(args.items)
-    load_config(config, split_overrides(overrides)[0])  # a bad config fails before anything runs
-    # method.* overrides apply to every method of the grid (after its method.name, which would
-    # otherwise reset them); every point's config is checked before anything runs
-    seeds = _csv(args.seeds, int) or [0]
-    if args.vary:
-        methods = _csv(args.methods)
-        methods = [p.method for p in plan_points(None, [0])] if methods in (None, ["all"]) else check_methods(methods)
-        points = plan_sweep(methods, seeds, args.vary)
-    else:
-        points = plan_points(_csv(args.methods), seeds)
-    grid = plan_grid(config, overrides, points)
-    config, overrides, points = grid.config, list(grid.overrides), list(grid.points)
-    variants = len({p.variant for p in points})
-    size = f"{len(points)} runs ({len({p.method for p in points})} methods{f', {variants} variants' if args.vary else ''})"
-    err = Console(stderr=True)
-    if args.report_only:  # nothing trained: the table of the grid's runs that have finished
-        started = [d for d in grid.dirs.values() if (d / "results.json").is_file()]
-        summaries = [agg.summarise(d) for d in started]
-        done = sum(s.finished for s in summaries)
-        if not done:
-            where = next(iter(grid.dirs.values())).parent
-            raise TsrError(f"--report-only: no run of this grid has finished yet (runs go to {where})")
-        console.print(f"{size}: {done} finished")
-        _compare_outputs(args, console, summaries)
-        pending = agg.unfinished(summaries)
-        if pending or len(started) < len(points):
-            err.print(f"not in the table: {len(pending)} unfinished run(s), {len(points) - len(started)} not started",
-                      highlight=False)
-            for line in pending:
-                err.print(f"  {line}", highlight=False, soft_wrap=True)
-        return 0
-    console.print(f"{size}, {args.workers} worker(s)")
-
-    def name(point) -> str:
-        return point.method + (f" ({point.variant})" if point.variant else "")
-
-    def progress(point, path, done, total):
-        err.print(f"  [{done}/{total}] {name(point)} seed {point.seed} -> {path}")
-
-    def task_done(event):
-        err.print(f"      {name(event.point)} seed {event.point.seed}: task {event.index + 1}/{event.tasks} "
-                  f"{event.name} ({event.seconds:.0f} s)", highlight=False)
-
-    paths = run_sweep(config, overrides, points, args.workers, progress, task_done, _executor(args))
-    _compare_outputs(args, console, [agg.summarise(Path(p)) for p in paths])
-    return 0
-
-
-def _compare_outputs(args: argparse.Namespace, console: Console, summaries: list) -> None:
-    """The comparison table of ``summaries`` (finished runs only), and its --md and --plot files."""
-    from .analysis import table as agg
-    from .atomic import write_text
-
-    metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
-    cells, settings, methods = agg.aggregate(summaries, metrics)
-    console.print(agg.rich_table(cells, settings, methods, metrics))
-    if args.md:
-        write_text(Path(args.md), agg.markdown_table(cells, settings, methods, metrics))
-        console.print(f"markdown table written to {args.md}")
-    if args.plot:
-        _write_plot(Path(args.plot), summaries, metrics)
-        console.print(f"figure written to {args.plot}")
-
-
-def _write_plot(path: Path, summaries: list, metrics: tuple[str, ...]) -> None:
-    """``--plot``: Overall and BWT (and their loss twins when the table has them) as a figure."""
-    from .analysis.table_figure import comparison_figure
-    from .atomic import write_figure
-
-    plotted = tuple(m for m in ("overall", "bwt", "overall_loss", "bwt_loss") if m in metrics)
-    write_figure(path, comparison_figure(summaries, plotted))
 
 
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
@@ -421,22 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_signatures_parser(add)
 
-    p = add("compare", "Run several methods over several seeds and print the comparison table.", cmd_compare)
-    p.add_argument("items", nargs="*", metavar="CONFIG | key=value")
-    p.add_argument("--methods", default="all", help="comma-separated methods and presets (default: all)")
-    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
-    p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel runs")
-    p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
-    p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
-                   "of runs made with eval.predictions")
-    p.add_argument("--md", help="also write the table as markdown to this file")
-    p.add_argument("--plot", metavar="FILE.png", help="also draw the table as a figure (as tsr table --plot)")
-    p.add_argument("--report-only", action="store_true", help="train nothing: the table of this grid's runs "
-                   "that have finished (the others are listed)")
-    p.add_argument("--vary", action="append", metavar="KEY=V1,V2,...", help="run every value of a config key "
-                   "(repeat for every combination); a method.* key varies the methods that have it, e.g. "
-                   "--methods tsr --vary method.kd_weight=0.1,0.5,1,2 (the paper's weight curve)")
-    _add_executor_flags(p)
+    from .interface.compare import add_compare_parser
+
+    add_compare_parser(add)
 
     p = add("export", "Write a run's adapter as a PEFT LoRA adapter folder, or merged into its base model.", cmd_export)
     p.add_argument("run", metavar="RUN_DIR")

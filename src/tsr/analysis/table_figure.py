@@ -78,3 +78,14 @@ def comparison_figure(summaries: list[RunSummary], metrics: tuple[str, ...] = ("
     fig.suptitle(f"{title}\nmean ± std over seeds; small dots: each run", fontsize=10, x=0.02, ha="left")
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     return fig
+
+
+PLOTTED = ("overall", "bwt", "overall_loss", "bwt_loss")
+
+
+def write_comparison_figure(path, summaries: list[RunSummary], metrics: tuple[str, ...]) -> None:
+    """``--plot`` of ``tsr table`` and ``tsr compare``: Overall and BWT, and their loss twins
+    where the table has them (``metrics``), into the PNG file ``path`` (atomically)."""
+    from ..atomic import write_figure
+
+    write_figure(path, comparison_figure(summaries, tuple(m for m in PLOTTED if m in metrics)))

@@ -1,0 +1,106 @@
+"""`tsr compare`: a grid of methods x seeds (and --vary values) run resumably on the worker pool,
+printed as the paper's Table 3; --report-only tables the finished runs of a grid in progress."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from rich.console import Console
+
+from ..cli import _add_executor_flags, _csv, _executor, _split_args
+from ..errors import TsrError
+
+
+def cmd_compare(args: argparse.Namespace, console: Console) -> int:
+    from ..analysis import table as agg
+    from ..analysis.variants import check_methods, plan_grid, plan_sweep, split_overrides
+    from ..config import load_config
+    from ..engine.compare import plan_points, run_sweep
+
+    config, overrides = _split_args(args.items)
+    load_config(config, split_overrides(overrides)[0])  # a bad config fails before anything runs
+    # method.* overrides apply to every method of the grid (after its method.name, which would
+    # otherwise reset them); every point's config is checked before anything runs
+    seeds = _csv(args.seeds, int) or [0]
+    if args.vary:
+        methods = _csv(args.methods)
+        methods = [p.method for p in plan_points(None, [0])] if methods in (None, ["all"]) else check_methods(methods)
+        points = plan_sweep(methods, seeds, args.vary)
+    else:
+        points = plan_points(_csv(args.methods), seeds)
+    grid = plan_grid(config, overrides, points)
+    config, overrides, points = grid.config, list(grid.overrides), list(grid.points)
+    variants = len({p.variant for p in points})
+    size = f"{len(points)} runs ({len({p.method for p in points})} methods{f', {variants} variants' if args.vary else ''})"
+    err = Console(stderr=True)
+    if args.report_only:  # nothing trained: the table of the grid's runs that have finished
+        started = [d for d in grid.dirs.values() if (d / "results.json").is_file()]
+        summaries = [agg.summarise(d) for d in started]
+        done = sum(s.finished for s in summaries)
+        if not done:
+            where = next(iter(grid.dirs.values())).parent
+            raise TsrError(f"--report-only: no run of this grid has finished yet (runs go to {where})")
+        console.print(f"{size}: {done} finished")
+        _compare_outputs(args, console, summaries)
+        pending = agg.unfinished(summaries)
+        if pending or len(started) < len(points):
+            err.print(f"not in the table: {len(pending)} unfinished run(s), {len(points) - len(started)} not started",
+                      highlight=False)
+            for line in pending:
+                err.print(f"  {line}", highlight=False, soft_wrap=True)
+        return 0
+    console.print(f"{size}, {args.workers} worker(s)")
+
+    def name(point) -> str:
+        return point.method + (f" ({point.variant})" if point.variant else "")
+
+    def progress(point, path, done, total):
+        err.print(f"  [{done}/{total}] {name(point)} seed {point.seed} -> {path}")
+
+    def task_done(event):
+        err.print(f"      {name(event.point)} seed {event.point.seed}: task {event.index + 1}/{event.tasks} "
+                  f"{event.name} ({event.seconds:.0f} s)", highlight=False)
+
+    paths = run_sweep(config, overrides, points, args.workers, progress, task_done, _executor(args))
+    _compare_outputs(args, console, [agg.summarise(Path(p)) for p in paths])
+    return 0
+
+
+def _compare_outputs(args: argparse.Namespace, console: Console, summaries: list) -> None:
+    """The comparison table of ``summaries`` (finished runs only), and its --md and --plot files."""
+    from ..analysis import table as agg
+    from ..atomic import write_text
+
+    metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
+    cells, settings, methods = agg.aggregate(summaries, metrics)
+    console.print(agg.rich_table(cells, settings, methods, metrics))
+    if args.md:
+        write_text(Path(args.md), agg.markdown_table(cells, settings, methods, metrics))
+        console.print(f"markdown table written to {args.md}")
+    if args.plot:
+        from ..analysis.table_figure import write_comparison_figure
+
+        write_comparison_figure(Path(args.plot), summaries, metrics)
+        console.print(f"figure written to {args.plot}")
+
+
+def add_compare_parser(add) -> None:
+    """``tsr compare``: ``add`` is build_parser's helper that adds one command."""
+    p = add("compare", "Run several methods over several seeds and print the comparison table.", cmd_compare)
+    p.add_argument("items", nargs="*", metavar="CONFIG | key=value")
+    p.add_argument("--methods", default="all", help="comma-separated methods and presets (default: all)")
+    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
+    p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel runs")
+    p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
+    p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
+                   "of runs made with eval.predictions")
+    p.add_argument("--md", help="also write the table as markdown to this file")
+    p.add_argument("--plot", metavar="FILE.png", help="also draw the table as a figure (as tsr table --plot)")
+    p.add_argument("--report-only", action="store_true", help="train nothing: the table of this grid's runs "
+                   "that have finished (the others are listed)")
+    p.add_argument("--vary", action="append", metavar="KEY=V1,V2,...", help="run every value of a config key "
+                   "(repeat for every combination); a method.* key varies the methods that have it, e.g. "
+                   "--methods tsr --vary method.kd_weight=0.1,0.5,1,2 (the paper's weight curve)")
+    _add_executor_flags(p)

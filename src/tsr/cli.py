@@ -241,7 +241,8 @@ def cmd_report(args: argparse.Namespace, console: Console) -> int:
     from .analysis.report import write_html_report
 
     out, found = write_html_report(Path(args.dir), Path(args.out) if args.out else None)
-    console.print(f"{len(found.runs)} run(s), {len(found.probes)} probe report(s): written to {out}",
+    console.print(f"{len(found.runs)} run(s), {len(found.probes)} probe report(s), {len(found.audits)} audit "
+                  f"report(s): written to {out}",
                   highlight=False, soft_wrap=True)
     return 0
 

@@ -239,3 +239,36 @@ def test_chromium_renders_the_page(grid, tmp_path):
     assert inked[400:800].mean() > 0.01         # the comparison table
     assert coloured[800:].mean() > 0.01         # the table's figure and the results matrices: the PNGs
                                                 # were decoded (0.0001 without)
+
+
+def _kd_audit(folder: Path) -> None:
+    """An audit folder as `tsr audit kd` leaves it (hand-made runs, known numbers)."""
+    from tsr.analysis.kd_audit import write_kd_report
+    from tsr.analysis.table import RunSummary
+    from tsr.analysis.variants import cells
+    from tsr.engine.compare import Point
+
+    runs = {Point("tsr", s, (f"method.reference={t}",), t): RunSummary(Path(f"/r/{t}{s}"), "tsr", s, "toy",
+                                                                        {"overall": v, "plas": v, "bwt": 0.0})
+            for t, values in (("era", (0.7, 0.72)), ("none", (0.5, 0.52))) for s, v in enumerate(values)}
+    write_kd_report(folder, cells(runs), ["era", "none"], "toy", "tsr audit kd --teachers era,none --seeds 0,1")
+
+
+def test_audit_reports_are_sections_with_their_command_and_figure(grid, tmp_path, capsys):
+    root = tmp_path / "g"
+    shutil.copytree(grid, root)
+    _kd_audit(root / "claims" / "kd")
+    page, found = build_report(root)
+    assert [(a.name, a.folder.name) for a in found.audits] == [("kd", "kd")]
+    section = _section(page, "audit-1")
+    assert "Distillation audit · toy" in section and "tsr audit kd --teachers era,none --seeds 0,1" in section
+    assert section.count("<img") == 1 and "claims/kd/kd.md" in section
+    assert 'href="#audit-1"' in page and "1 audit report(s)" in page
+    # a folder holding only an audit report is a page too; a damaged one is one line naming it
+    alone = tmp_path / "alone"
+    _kd_audit(alone)
+    assert main(["report", str(alone)]) == 0 and "1 audit report(s)" in capsys.readouterr().out
+    (alone / "kd.json").write_text("{torn")
+    refuse(capsys, tmp_path, ["report", str(alone)], f"{alone}: unreadable audit report")
+    (alone / "kd.json").write_text("[]")
+    refuse(capsys, tmp_path, ["report", str(alone)], "not an audit report")

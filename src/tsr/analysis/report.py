@@ -3,8 +3,9 @@
 The page holds the comparison table (:mod:`tsr.analysis.table`'s grouping: runs share a row
 only when their configs differ in nothing but the seed; unfinished runs are listed apart), each
 run's results matrix, TSR's routing weights per task, the training loss over the steps from
-each run's log, and for each probe folder its headroom, transfer matrix and signature audit
-(:mod:`tsr.analysis.report_probe`). A section appears only when its data exists. Everything is
+each run's log, for each probe folder its headroom, transfer matrix and signature audit
+(:mod:`tsr.analysis.report_probe`), and each audit folder's command and figure
+(:mod:`tsr.analysis.report_audits`). A section appears only when its data exists. Everything is
 read from the saved files (``results.json``, ``config.yaml``, ``run.json``, ``progress.jsonl``,
 a probe's ``report.json``); nothing is recomputed but the metrics, as `tsr table` does.
 """
@@ -25,6 +26,7 @@ from .curves import loss_curves_figure
 from .heatmap import results_figure, routing_figure
 from .table_figure import comparison_figure
 from .html import Cell, esc, figure, number, page, png_bytes, table, text
+from .report_audits import Audit, audit_section, find_audits
 from .report_probe import Probe, find_probes, load_probe, probe_section
 from .runlog import read_loss_log
 from .table import LOSS_METRICS, METHOD_ORDER, METRICS, RunSummary, aggregate, find_runs, run_labels, summarise
@@ -58,6 +60,7 @@ class Found:
     runs: list[Run]
     started: list[tuple[Path, dict]]   # run folders where no task has finished yet, with run.json
     probes: list[Probe]
+    audits: list[Audit]
 
     @property
     def unfinished(self) -> int:
@@ -104,9 +107,10 @@ def collect(root: Path) -> Found:
     started = [(p.parent, _run_json(p.parent)) for p in sorted(root.rglob("run.json"))
                if not (p.parent / "results.json").exists() and not _hidden(p.parent, root)]
     probes = [load_probe(p, root) for p in find_probes(root, lambda p: _hidden(p, root))]
-    if not runs and not started and not probes:
-        raise RunError(f"{root}: no runs (results.json) and no probe reports (report.json) under it")
-    return Found(root, runs, started, probes)
+    audits = find_audits(root, lambda p: _hidden(p, root))
+    if not runs and not started and not probes and not audits:
+        raise RunError(f"{root}: no runs (results.json), probe reports (report.json) or audit reports under it")
+    return Found(root, runs, started, probes, audits)
 
 
 def _comparison(found: Found) -> str:
@@ -279,13 +283,16 @@ def _page(found: Found) -> str:
                                                ("curves", "Learning curves", _curves(found))) if h]
     for i, probe in enumerate(found.probes, start=1):
         sections.append((f"probe-{i}", f"Probe: {probe.name}", probe_section(f"probe-{i}", probe)))
+    for i, audit in enumerate(found.audits, start=1):
+        sections.append((f"audit-{i}", f"Audit: {audit.name} · {_rel(audit.folder, found.root)}",
+                         f'<h2 id="audit-{i}">{esc(audit.heading)}</h2>\n' + audit_section(audit, _rel(audit.folder, found.root))))
     if found.runs:
         sections.append(("runs", "Runs", _runs(found)))
     finished = len(found.runs) - sum(not r.results.finished for r in found.runs)
     settings = len({r.setting for r in found.runs})
     header = (f"<p>Folder <code>{esc(found.root.resolve())}</code></p>\n"
               f"<p>{finished} finished run(s), {found.unfinished} unfinished, in {settings} setting(s); "
-              f"{len(found.probes)} probe report(s).</p>\n"
+              f"{len(found.probes)} probe report(s), {len(found.audits)} audit report(s).</p>\n"
               f"<p>Generated {esc(datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z'))} "
               f"by tsr {__version__}.</p>")
     title = f"tsr report · {found.root.resolve().name}"

@@ -132,3 +132,17 @@ def test_bad_kd_inputs(tiny_model, toy_stream, tmp_path, capsys):
     refuse(capsys, tmp_path, ["audit", "kd", *common, "name=one"], "drop 'name='")
     refuse(capsys, tmp_path, ["audit", "kd", *common, "method.name=er"], "--methods")
     refuse(capsys, tmp_path, ["audit", "kd", *common, "--report-only"], "no run of this grid has finished")
+
+
+def test_a_far_baseline_is_named_at_the_edge_not_drawn():
+    """SeqFT far below the teachers would flatten their spread: it is written at the panel's edge."""
+    from tsr.analysis.kd_audit import kd_figure
+
+    runs = _runs({("tsr", "era"): [0.80, 0.82], ("tsr", "random"): [0.78, 0.81], ("seqft", "-"): [0.02, 0.04],
+                  ("er", "-"): [0.79, 0.80]})
+    fig = kd_figure(kd_summary(cells(runs), ["era", "random"]), "toy")
+    ax = fig.axes[0]
+    assert ax.get_ylim()[0] > 0.5  # the axis is the teachers', not stretched down to 0.03
+    texts = [t.get_text() for t in ax.texts]
+    assert texts == ["↓ seqft (no teacher): 0.030"]
+    assert [line.get_label() for line in ax.get_lines() if line.get_linestyle() == "--"] == ["er (no teacher)"]

@@ -140,9 +140,19 @@ def kd_figure(summary: dict, title: str):
     for ax, m in zip(axes.flat, withs):
         rows = summary["methods"][m]["teachers"]
         dot_panel(ax, summary["teachers"], rows.get, colors=colors)
+        low, high = ax.get_ylim()  # the teachers' range: a baseline far outside it is named at the edge,
+        margin = max(0.05, 0.5 * (high - low))  # not drawn, so the spread among teachers stays visible
         for i, (name, cell) in enumerate(plain.items()):
-            if cell["overall"]["n"]:
-                ax.axhline(cell["overall"]["mean"], color=tab10(1 + i), ls="--", lw=1.0, label=f"{name} (no teacher)")
+            if not cell["overall"]["n"]:
+                continue
+            mean = cell["overall"]["mean"]
+            if low - margin <= mean <= high + margin:
+                ax.axhline(mean, color=tab10(1 + i), ls="--", lw=1.0, label=f"{name} (no teacher)")
+            else:
+                below = mean < low
+                ax.annotate(f"{'↓' if below else '↑'} {name} (no teacher): {mean:.3f}", xy=(0.01, 0.02 if below else 0.98),
+                            xycoords="axes fraction", va="bottom" if below else "top", fontsize=7, color=tab10(1 + i))
+        ax.set_ylim(low, high)
         c9 = summary["methods"][m]["c9"]
         note = []
         if "spread" in c9:
@@ -153,7 +163,7 @@ def kd_figure(summary: dict, title: str):
         ax.set_title(m + ("\n" + ", ".join(note) if note else ""), fontsize=9)
         ax.set_xlabel("teacher (method.reference)", fontsize=8)
         ax.set_ylabel("Overall (final mean accuracy)", fontsize=8)
-        if plain:
+        if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="best")
     fig.suptitle(title + "\nmean ± std over seeds; small dots: each seed", fontsize=9)
     fig.tight_layout()

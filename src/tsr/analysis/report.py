@@ -24,7 +24,7 @@ from ..engine.results import Results, load_results
 from ..errors import RunError, reason
 from .curves import loss_curves_figure
 from .heatmap import results_figure, routing_figure
-from .table_figure import comparison_figure
+from .table_figure import PLOTTED, comparison_figure
 from .html import Cell, esc, figure, number, page, png_bytes, table, text
 from .report_audits import Audit, audit_section, find_audits
 from .report_probe import Probe, find_probes, load_probe, probe_section
@@ -143,7 +143,7 @@ def _comparison(found: Found) -> str:
             "forgetting). Runs share a row only when their configs differ in nothing but the seed. "
             "Bold: the best in its column.", numeric=set(range(1, len(shown) + 2))))
     if len(methods) > 1:  # the table as a figure: each run a dot, so the spread is seen
-        plotted = tuple(m for m in ("overall", "bwt", "overall_loss", "bwt_loss")
+        plotted = tuple(m for m in PLOTTED
                         if any(math.isfinite(c[m][0]) for rows in cells.values() for c in rows.values()))
         fig = comparison_figure([r.summary for r in found.runs], plotted, f"comparison · {found.root.resolve().name}")
         parts.append(figure(png_bytes(fig), "the comparison table as a figure",

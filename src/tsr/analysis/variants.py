@@ -53,6 +53,11 @@ def check_methods(methods: list[str]) -> list[str]:
     return methods
 
 
+def param_name(key: str) -> str:
+    """The method parameter a ``method.*`` key (or ``method.key=value`` override) sets: ``alpha``."""
+    return key.split("=", 1)[0].strip()[len("method."):].split(".")[0]
+
+
 def method_keys(method: str) -> set[str]:
     """The parameter names of a method or preset (``reference``, ``kd_weight``, ...)."""
     return {f.name for f in dataclasses.fields(resolve_method({"name": method}).params)}
@@ -78,12 +83,12 @@ def plan_sweep(methods: list[str], seeds: list[int], vary: list[str]) -> list[Po
     params = {m: method_keys(m) for m in methods}
 
     def applies(key: str, method: str) -> bool:
-        return not key.startswith("method.") or key[len("method."):].split(".")[0] in params[method]
+        return not key.startswith("method.") or param_name(key) in params[method]
 
     for key, _ in axes:
         if not any(applies(key, m) for m in methods):
             raise ConfigError(f"--vary {key}: no method of the grid ({', '.join(methods)}) has a parameter "
-                              f"{key[len('method.'):].split('.')[0]!r}")
+                              f"{param_name(key)!r}")
     points: list[Point] = []
     for m in methods:
         combos: list[tuple[tuple[str, str], ...]] = [()]
@@ -134,13 +139,10 @@ def plan_grid(config: str | None, overrides: list[str], points: list[Point]) -> 
     run, method = split_overrides(list(overrides))
     params = {p.method: method_keys(p.method) for p in points}
 
-    def param(o: str) -> str:
-        return o.split("=", 1)[0].strip()[len("method."):].split(".")[0]
-
     for o in method:  # a key no method of the grid has is a typo, not a parameter of some other method
-        if not any(param(o) in keys for keys in params.values()):
-            raise ConfigError(f"{o}: no method of the grid ({', '.join(params)}) has a parameter {param(o)!r}")
-    points = [dataclasses.replace(p, overrides=(*(o for o in method if param(o) in params[p.method]), *p.overrides))
+        if not any(param_name(o) in keys for keys in params.values()):
+            raise ConfigError(f"{o}: no method of the grid ({', '.join(params)}) has a parameter {param_name(o)!r}")
+    points = [dataclasses.replace(p, overrides=(*(o for o in method if param_name(o) in params[p.method]), *p.overrides))
               for p in points]
     dirs = {p: point_dir(config, run, p) for p in points}
     return Grid(config, tuple(run), tuple(points), dirs)

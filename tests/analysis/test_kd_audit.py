@@ -67,6 +67,27 @@ def test_the_table_and_c9_by_hand():
                       ["era", "base", "none"])["methods"]["tsr"]["c9"]
     assert flat["spread"] == pytest.approx(0.2) and flat["drop"] == pytest.approx(0.01) and flat["second_order"] is False
     assert "spread" not in kd_summary(cells(_runs({("tsr", "none"): [0.6]})), ["none"])["methods"]["tsr"]["c9"]
+    assert flat["anchor"]["n"] == 1 and flat["anchor"]["clear"] is False  # one seed: no standard error
+
+
+def test_the_anchor_effect_is_paired_by_seed_and_judged_against_its_standard_error():
+    # era - none by seed: +.12, +.14, +.16: mean .14, std .02, se .02 / sqrt 3, far beyond two se
+    clear = kd_summary(cells(_runs({("tsr", "era"): [0.70, 0.74, 0.72], ("tsr", "none"): [0.58, 0.60, 0.56]})),
+                       ["era", "none"])["methods"]["tsr"]
+    a = clear["c9"]["anchor"]
+    assert a["mean"] == pytest.approx(0.14) and a["se"] == pytest.approx(0.02 / 3 ** 0.5)
+    assert a["wins"] == 3 and a["n"] == 3 and a["clear"] is True
+    assert "anchor effect paired by seed (era − none) +0.140 ± 0.012 se, era ahead on 3 of 3 seeds, " \
+           "beyond two standard errors: **yes**" in kd_markdown({"methods": {"tsr": clear}})
+    # a drop between the means that seed noise explains: -.02, +.04, -.01, +.10 (mean .0275)
+    diffs = [-0.02, 0.04, -0.01, 0.10]
+    noisy = kd_summary(cells(_runs({("tsr", "era"): [0.70, 0.74, 0.72, 0.80], ("tsr", "random"): [0.71, 0.73, 0.72, 0.79],
+                                    ("tsr", "none"): [0.72, 0.70, 0.73, 0.70]})),
+                       ["era", "random", "none"])["methods"]["tsr"]["c9"]
+    assert noisy["second_order"] is True  # spread .0025 < drop .0275 on the means ...
+    a = noisy["anchor"]
+    assert a["mean"] == pytest.approx(statistics.fmean(diffs)) and a["wins"] == 2
+    assert a["se"] == pytest.approx(statistics.stdev(diffs) / 2) and a["clear"] is False  # ... but not beyond 2 se
 
 
 def test_plan_kd_gives_teachers_to_methods_that_have_them():

@@ -18,7 +18,9 @@ teacher: the *spread* among the anchored teachers (every teacher but ``none`` th
 min) and the *anchor drop* (the best anchored teacher − ``none``). ``second_order`` is
 spread < drop. With a baseline method in the grid (``--methods tsr,seqft``), ``drop_to`` gives
 the best anchored teacher minus each baseline's mean: the paper's drop to "no distillation
-(sequential FT)", where TSR's ``none`` still replays. Choices: the means, not per-seed maxima, decide (a paired-by-seed version is the
+(sequential FT)", where TSR's ``none`` still replays. Since a drop between means can exceed the
+spread by seed noise alone, ``anchor`` pairs ``era`` with ``none`` by seed and says whether the
+difference is beyond two standard errors (``clear``). Choices: the means, not per-seed maxima, decide (a paired-by-seed version is the
 difference column); a teacher that has not finished on every seed still counts with the seeds
 it has (``n`` says how many).
 """
@@ -64,6 +66,16 @@ def plan_kd(methods: list[str], teachers: list[str], seeds: list[int]) -> list[P
     return points
 
 
+def anchor_effect(anchored: dict, none: dict) -> dict:
+    """``era`` − ``none`` paired by seed: mean, std, n, standard error, the seeds where the anchored
+    run is ahead, and ``clear``: the mean is more than two standard errors above zero."""
+    stat = paired(anchored, none)
+    common = [s for s in anchored["seeds"] if s in none["seeds"]]
+    wins = sum(anchored["seeds"][s]["overall"] > none["seeds"][s]["overall"] for s in common)
+    se = stat["std"] / math.sqrt(stat["n"]) if stat["n"] > 1 else math.nan
+    return {**stat, "se": se, "wins": wins, "clear": bool(stat["n"] > 1 and stat["mean"] > 2 * se)}
+
+
 def kd_summary(table: dict[str, dict[str, dict]], teachers: list[str]) -> dict:
     """Per method: its cells in teacher order, the paired difference to ``era`` and C9's numbers."""
     out: dict = {"teachers": list(teachers), "baseline": BASELINE, "methods": {}}
@@ -91,6 +103,8 @@ def kd_summary(table: dict[str, dict[str, dict]], teachers: list[str]) -> dict:
             c9.update(best=best, none=means["none"], drop=anchored[best] - means["none"])
         if "spread" in c9 and "drop" in c9:
             c9["second_order"] = bool(c9["spread"] < c9["drop"])
+        if BASELINE in variants and "none" in variants:
+            c9["anchor"] = anchor_effect(variants[BASELINE], variants["none"])
         if anchored and plain:  # the paper's "no distillation (sequential FT)": a method without teachers
             top = max(anchored.values())
             c9["drop_to"] = {m: top - v for m, v in plain.items()}
@@ -117,6 +131,11 @@ def kd_markdown(summary: dict) -> str:
                  f"({', '.join(c9['anchored'])}) {spread}; anchor drop {drop}")
         if "second_order" in c9:
             text += f"; teacher identity second-order (spread < drop): **{'yes' if c9['second_order'] else 'no'}**"
+        if "anchor" in c9:
+            a = c9["anchor"]
+            se = f" ± {a['se']:.3f} se" if not math.isnan(a["se"]) else ""
+            text += (f"; anchor effect paired by seed ({BASELINE} − none) {a['mean']:+.3f}{se}, {BASELINE} ahead on "
+                     f"{a['wins']} of {a['n']} seeds, beyond two standard errors: **{'yes' if a['clear'] else 'no'}**")
         for other, gap in c9.get("drop_to", {}).items():
             text += f"; best anchored teacher − {other} (no teacher) {gap:+.3f}"
         text += ".\n"
@@ -159,8 +178,11 @@ def kd_figure(summary: dict, title: str):
             note.append(f"spread (anchored) {c9['spread']:.3f}")
         if "drop" in c9:
             note.append(f"drop to none {c9['drop']:+.3f}")
+        if "anchor" in c9 and not math.isnan(c9["anchor"]["se"]):
+            note.append(f"{BASELINE} − none paired {c9['anchor']['mean']:+.3f} ± {c9['anchor']['se']:.3f} se")
         note += [f"to {other} {gap:+.3f}" for other, gap in c9.get("drop_to", {}).items()]
-        ax.set_title(m + ("\n" + ", ".join(note) if note else ""), fontsize=9)
+        lines = [", ".join(note[i:i + 2]) for i in range(0, len(note), 2)]  # two notes a line: the title fits
+        ax.set_title("\n".join([m, *lines]), fontsize=9)
         ax.set_xlabel("teacher (method.reference)", fontsize=8)
         ax.set_ylabel("Overall (final mean accuracy)", fontsize=8)
         if ax.get_legend_handles_labels()[0]:

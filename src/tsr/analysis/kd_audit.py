@@ -37,7 +37,7 @@ from ..errors import ConfigError
 from ..methods.registry import resolve_method
 from ..methods.tsr import Reference
 from .report_files import write_report_files
-from .variants import check_methods, dot_panel, fmt, paired
+from .variants import beyond_noise, check_methods, dot_panel, fmt, paired
 
 TEACHERS = get_args(Reference)
 DEFAULT_TEACHERS = ("era", "random", "oracle", "recent", "base", "none")
@@ -67,13 +67,10 @@ def plan_kd(methods: list[str], teachers: list[str], seeds: list[int]) -> list[P
 
 
 def anchor_effect(anchored: dict, none: dict) -> dict:
-    """``era`` − ``none`` paired by seed: mean, std, n, standard error, the seeds where the anchored
-    run is ahead, and ``clear``: the mean is more than two standard errors above zero."""
+    """``era`` − ``none`` paired by seed (:func:`paired`) and ``clear``: the anchored run is ahead by
+    more than two standard errors."""
     stat = paired(anchored, none)
-    common = [s for s in anchored["seeds"] if s in none["seeds"]]
-    wins = sum(anchored["seeds"][s]["overall"] > none["seeds"][s]["overall"] for s in common)
-    se = stat["std"] / math.sqrt(stat["n"]) if stat["n"] > 1 else math.nan
-    return {**stat, "se": se, "wins": wins, "clear": bool(stat["n"] > 1 and stat["mean"] > 2 * se)}
+    return {**stat, "clear": beyond_noise(stat) and stat["mean"] > 0}
 
 
 def kd_summary(table: dict[str, dict[str, dict]], teachers: list[str]) -> dict:

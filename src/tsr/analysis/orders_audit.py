@@ -26,8 +26,11 @@ helps: accuracy gain for classification targets, loss reduction for generation o
 ties go to the earlier task of the stream. Benefits of the two kinds are compared as they are
 (accuracy and loss units), a choice kept visible in the report.
 
-Per method and order: Overall, Plas, BWT (mean ± std over seeds); per method the *range* of
-the order means (max − min), C8's "moves <= 0.03". The *replay family* is every method in a
+Per method and order: Overall, Plas, BWT (mean ± std over seeds) and the Overall difference to
+the first order of the plan (canonical by default), paired by seed, ± its standard error; per
+method the *range* of the order means (max − min), C8's "moves <= 0.03". The range of a few
+means grows with seed noise alone, so the report also lists the orders that differ from the
+reference by more than two standard errors (``beyond_noise``). The *replay family* is every method in a
 rehearsal or TSR row group of the paper's table (:data:`tsr.analysis.table.FAMILY` >= 2).
 """
 
@@ -46,7 +49,7 @@ from .probe import read_arms
 from .report_files import write_report_files
 from .table import FAMILY
 from .transfer import benefit, transfer_matrix
-from .variants import check_methods, dot_panel, fmt
+from .variants import beyond_noise, check_methods, dot_panel, fmt, paired
 
 THRESHOLD = 0.03
 
@@ -171,13 +174,19 @@ def orders_summary(table: dict[str, dict[str, dict]], plan: dict[str, dict], thr
                      if plan[label]["same_as"] is None and c[m]["n"] and not math.isnan(c[m]["mean"])]
             ranges[m] = max(means) - min(means) if len(means) >= 2 else math.nan
         within = None if math.isnan(ranges["overall"]) else bool(round(ranges["overall"], 3) <= threshold)
+        first = next(iter(rows), None)  # the reference order: the plan's first (canonical, by default)
+        diffs = {label: paired(c, rows[first]) for label, c in rows.items()
+                 if label != first and plan[label]["same_as"] is None}
         out["methods"][method] = {"orders": rows, "range": ranges, "replay_family": replay_family(method),
-                                  "within": within}
+                                  "within": within, "reference": first, "vs_reference": diffs}
     family = [r["range"]["overall"] for r in out["methods"].values()
               if r["replay_family"] and not math.isnan(r["range"]["overall"])]
+    moved = [{"method": m, "order": label, **d} for m, r in out["methods"].items() if r["replay_family"]
+             for label, d in r["vs_reference"].items() if beyond_noise(d)]
     out["c8"] = {"replay_family": [m for m, r in out["methods"].items() if r["replay_family"]],
                  "max_range": max(family) if family else math.nan,
-                 "holds": bool(round(max(family), 3) <= threshold) if family else None}
+                 "holds": bool(round(max(family), 3) <= threshold) if family else None,
+                 "beyond_noise": moved}
     return out
 
 
@@ -189,17 +198,33 @@ def orders_markdown(summary: dict) -> str:
     text = "\n".join(lines) + "\n"
     for method, r in summary["methods"].items():
         text += f"\n**{method}**{' (replay family)' if r['replay_family'] else ''}\n\n"
-        text += "| order | Overall | Plas | BWT | seeds |\n|---|---|---|---|---|\n"
+        ref = r.get("reference")
+        text += (f"| order | Overall | Plas | BWT | Overall − {ref} (paired ± se) | seeds |\n"
+                 "|---|---|---|---|---|---|\n")
         for label, c in r["orders"].items():
-            text += f"| {label} | {fmt(c['overall'])} | {fmt(c['plas'])} | {fmt(c['bwt'], True)} | {c['overall']['n']} |\n"
+            twin = summary["orders"][label]["same_as"] or label  # an alias shows its twin's difference
+            diff = "0 (reference)" if twin == ref else _paired_text(r["vs_reference"].get(twin))
+            text += (f"| {label} | {fmt(c['overall'])} | {fmt(c['plas'])} | {fmt(c['bwt'], True)} | {diff} | "
+                     f"{c['overall']['n']} |\n")
         rg = {m: ("-" if math.isnan(v) else f"{v:.3f}") for m, v in r["range"].items()}
-        text += f"| range (max − min of the means) | {rg['overall']} | {rg['plas']} | {rg['bwt']} | |\n"
+        text += f"| range (max − min of the means) | {rg['overall']} | {rg['plas']} | {rg['bwt']} | | |\n"
     c8 = summary["c8"]
     if c8["holds"] is not None:
         text += (f"\nC8 (the replay family moves <= {summary['threshold']:.2f} across orders): largest range of the "
                  f"Overall means among {', '.join(c8['replay_family'])}: {c8['max_range']:.3f}, "
-                 f"**{'holds' if c8['holds'] else 'does not hold'}**.\n")
+                 f"**{'holds' if c8['holds'] else 'does not hold'}**. ")
+        moved = c8.get("beyond_noise", [])
+        text += ("Orders whose Overall differs from the reference order by more than two standard errors, "
+                 "paired by seed: " + ("; ".join(f"{d['method']} {d['order']} {d['mean']:+.3f} ± {d['se']:.3f}"
+                                                 for d in moved) or "none") + ".\n")
     return text
+
+
+def _paired_text(diff: dict | None) -> str:
+    if not diff or not diff["n"]:
+        return "-"
+    se = "" if math.isnan(diff["se"]) else f" ± {diff['se']:.3f}"
+    return f"{diff['mean']:+.3f}{se}" + (" *" if beyond_noise(diff) else "")
 
 
 def orders_figure(summary: dict, title: str):
@@ -225,7 +250,10 @@ def orders_figure(summary: dict, title: str):
             ax.axhspan(low, low + summary["threshold"], color="#2e8b3d", alpha=0.10, lw=0)
         dot_panel(ax, labels, r["orders"].get, colors=colors)
         rng = r["range"]["overall"]
-        ax.set_title(f"{m}" + ("" if math.isnan(rng) else f"\nrange of the means {rng:.3f}"), fontsize=9)
+        moved = [label for label, d in r.get("vs_reference", {}).items() if beyond_noise(d)]
+        noise = (f"\nbeyond 2 se of {r['reference']}: {', '.join(moved) if moved else 'none'}"
+                 if r.get("vs_reference") else "")
+        ax.set_title(f"{m}" + ("" if math.isnan(rng) else f"\nrange of the means {rng:.3f}") + noise, fontsize=9)
         ax.set_xlabel("task order", fontsize=8)
         ax.set_ylabel("Overall (final mean accuracy)", fontsize=8)
     for ax in list(axes.flat)[len(methods):]:

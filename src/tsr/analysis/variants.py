@@ -184,14 +184,21 @@ def cells(runs: dict[Point, RunSummary], metrics: tuple[str, ...] = METRICS) -> 
 
 
 def paired(a: dict, b: dict, metric: str = "overall") -> dict:
-    """``a - b`` over the seeds both cells have: mean, sample std, n (NaN when none)."""
+    """``a - b`` over the seeds both cells have: mean, sample std, n, the standard error of the
+    mean (NaN below two seeds) and ``wins``, the seeds where ``a`` is ahead (NaN stats when none)."""
     common = sorted(set(a["seeds"]) & set(b["seeds"]), key=int)
     diffs = [a["seeds"][s][metric] - b["seeds"][s][metric] for s in common]
     diffs = [d for d in diffs if not math.isnan(d)]
     if not diffs:
-        return {"mean": math.nan, "std": math.nan, "n": 0}
-    return {"mean": statistics.fmean(diffs), "std": statistics.stdev(diffs) if len(diffs) > 1 else 0.0,
-            "n": len(diffs)}
+        return {"mean": math.nan, "std": math.nan, "n": 0, "se": math.nan, "wins": 0}
+    std = statistics.stdev(diffs) if len(diffs) > 1 else 0.0
+    return {"mean": statistics.fmean(diffs), "std": std, "n": len(diffs),
+            "se": std / math.sqrt(len(diffs)) if len(diffs) > 1 else math.nan, "wins": sum(d > 0 for d in diffs)}
+
+
+def beyond_noise(diff: dict) -> bool:
+    """A paired difference more than two standard errors away from zero (needs two seeds)."""
+    return bool(diff["n"] > 1 and not math.isnan(diff["se"]) and abs(diff["mean"]) > 2 * diff["se"])
 
 
 def fmt(stat: dict | None, signed: bool = False) -> str:

@@ -13,7 +13,7 @@ Methods without a ``reference`` parameter (``er``, ``seqft``, ...) may be added 
 they run once per seed, in the row ``-``.
 
 The table gives Overall, Plas and BWT (mean ± std over seeds) and each teacher's Overall minus
-``era``'s, paired by seed. C9's numbers, per method with teachers, from the mean Overall of each
+``era``'s, paired by seed (mean ± standard error; ``*`` beyond two standard errors). C9's numbers, per method with teachers, from the mean Overall of each
 teacher: the *spread* among the anchored teachers (every teacher but ``none`` that ran: max −
 min) and the *anchor drop* (the best anchored teacher − ``none``). ``second_order`` is
 spread < drop. With a baseline method in the grid (``--methods tsr,seqft``), ``drop_to`` gives
@@ -37,7 +37,7 @@ from ..errors import ConfigError
 from ..methods.registry import resolve_method
 from ..methods.tsr import Reference
 from .report_files import write_report_files
-from .variants import beyond_noise, check_methods, dot_panel, fmt, paired
+from .variants import beyond_noise, check_methods, dot_panel, fmt, fmt_paired, paired
 
 TEACHERS = get_args(Reference)
 DEFAULT_TEACHERS = ("era", "random", "oracle", "recent", "base", "none")
@@ -110,11 +110,11 @@ def kd_summary(table: dict[str, dict[str, dict]], teachers: list[str]) -> dict:
 
 
 def kd_markdown(summary: dict) -> str:
-    lines = ["| method | teacher | Overall | Plas | BWT | Overall − era (paired) | seeds |",
+    lines = ["| method | teacher | Overall | Plas | BWT | Overall − era (paired ± se) | seeds |",
              "|---|---|---|---|---|---|---|"]
     for method, r in summary["methods"].items():
         for t, c in r["teachers"].items():
-            diff = "0 (default)" if t == BASELINE else fmt(c.get("vs_era"), signed=True)
+            diff = "0 (default)" if t == BASELINE else fmt_paired(c.get("vs_era"))
             lines.append(f"| {method} | {t} | {fmt(c['overall'])} | {fmt(c['plas'])} | {fmt(c['bwt'], True)} | "
                          f"{diff if t != NO_TEACHER else '-'} | {c['overall']['n']} |")
     text = "\n".join(lines) + "\n"

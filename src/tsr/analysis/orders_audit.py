@@ -49,7 +49,7 @@ from .probe import read_arms
 from .report_files import write_report_files
 from .table import FAMILY
 from .transfer import benefit, transfer_matrix
-from .variants import beyond_noise, check_methods, dot_panel, fmt, paired
+from .variants import beyond_noise, check_methods, dot_panel, fmt, fmt_paired, paired
 
 THRESHOLD = 0.03
 
@@ -203,7 +203,7 @@ def orders_markdown(summary: dict) -> str:
                  "|---|---|---|---|---|---|\n")
         for label, c in r["orders"].items():
             twin = summary["orders"][label]["same_as"] or label  # an alias shows its twin's difference
-            diff = "0 (reference)" if twin == ref else _paired_text(r["vs_reference"].get(twin))
+            diff = "0 (reference)" if twin == ref else fmt_paired(r["vs_reference"].get(twin))
             text += (f"| {label} | {fmt(c['overall'])} | {fmt(c['plas'])} | {fmt(c['bwt'], True)} | {diff} | "
                      f"{c['overall']['n']} |\n")
         rg = {m: ("-" if math.isnan(v) else f"{v:.3f}") for m, v in r["range"].items()}
@@ -218,13 +218,6 @@ def orders_markdown(summary: dict) -> str:
                  "paired by seed: " + ("; ".join(f"{d['method']} {d['order']} {d['mean']:+.3f} ± {d['se']:.3f}"
                                                  for d in moved) or "none") + ".\n")
     return text
-
-
-def _paired_text(diff: dict | None) -> str:
-    if not diff or not diff["n"]:
-        return "-"
-    se = "" if math.isnan(diff["se"]) else f" ± {diff['se']:.3f}"
-    return f"{diff['mean']:+.3f}{se}" + (" *" if beyond_noise(diff) else "")
 
 
 def orders_figure(summary: dict, title: str):

@@ -196,6 +196,14 @@ def paired(a: dict, b: dict, metric: str = "overall") -> dict:
             "se": std / math.sqrt(len(diffs)) if len(diffs) > 1 else math.nan, "wins": sum(d > 0 for d in diffs)}
 
 
+def fmt_paired(diff: dict | None) -> str:
+    """A paired difference as ``mean ± se`` (``*``: beyond two standard errors), ``-`` where there is none."""
+    if not diff or not diff["n"] or math.isnan(diff["mean"]):
+        return "-"
+    se = "" if math.isnan(diff["se"]) else f" ± {diff['se']:.3f}"
+    return f"{diff['mean']:+.3f}{se}" + (" *" if beyond_noise(diff) else "")
+
+
 def beyond_noise(diff: dict) -> bool:
     """A paired difference more than two standard errors away from zero (needs two seeds)."""
     return bool(diff["n"] > 1 and not math.isnan(diff["se"]) and abs(diff["mean"]) > 2 * diff["se"])

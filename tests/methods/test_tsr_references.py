@@ -61,6 +61,10 @@ def test_with_one_past_task_random_oracle_and_era_are_the_same_run(make_config):
     assert _results(runs["random"].run) == era
     assert _results(runs["oracle"].run) == era
     assert _results(runs["none"].run) != era
+    for ref in ("era", "random", "oracle"):  # the task info counts the batches each teacher distilled
+        info = runs[ref].results.task_info
+        assert "teachers" not in info[0] and info[1]["teachers"] == {"parity": 6}
+    assert all("teachers" not in info for info in runs["none"].results.task_info)
     for ref in ("random", "oracle"):  # the same snapshots and final adapter, bit for bit
         a = runs[ref].run.path / "memory" / "01-vowel"
         b = runs["era"].run.path / "memory" / "01-vowel"
@@ -163,7 +167,20 @@ def test_posthoc_kd_is_a_different_run_and_its_share_is_checked(make_config):
     plain = execute(make_config("method.name=tsr", TWO_TASKS, steps, "method.reference=none", "name=plain"))
     # the last round(0.2 * 6) = 1 step of the second task distils: neither joint KD nor none
     assert _results(inter.run) != _results(post.run) != _results(plain.run)
+    assert inter.results.task_info[1]["teachers"] == {"parity": 6} and post.results.task_info[1]["teachers"] == {"parity": 1}
     first = {k: v[0] for k, v in _results(post.run).items()}  # the first task has no teacher: CE alone,
     assert first == {k: v[0] for k, v in _results(plain.run).items()}  # as without distillation
     with pytest.raises(Exception, match="kd_posthoc"):
         make_config("method.name=tsr", "method.kd_posthoc=1")
+
+
+def test_the_task_info_names_the_teachers_each_rule_picked(make_config):
+    """Three tasks, six steps each: ``base`` distils every batch from the first task on; ``random``
+    spreads the third task's six batches over the two snapshots; ``recent`` uses the latest."""
+    runs = {ref: execute(make_config("method.name=tsr", f"method.reference={ref}", "train.steps=6", f"name=t-{ref}"))
+            for ref in ("base", "random", "recent")}
+    names = runs["base"].results.tasks
+    assert [info["teachers"] for info in runs["base"].results.task_info] == [{"base": 6}] * len(names)
+    third = runs["random"].results.task_info[2]["teachers"]
+    assert set(third) <= set(names[:2]) and sum(third.values()) == 6
+    assert runs["recent"].results.task_info[2]["teachers"] == {names[1]: 6}

@@ -104,6 +104,7 @@ class TSR(Method):
         self._replay_weights = np.zeros(0)
         self._top: int | None = None
         self._step = 0  # steps of the current task so far (kd_timing: posthoc)
+        self._taught: dict[str, int] = {}  # distilled batches per teacher in the current task
 
     @classmethod
     def validate(cls, params: TSRParams, stream, cfg) -> None:
@@ -117,6 +118,7 @@ class TSR(Method):
     def begin_task(self, ctx: TaskContext) -> dict[str, Any]:
         p = self.params
         self._step = 0
+        self._taught = {}
         if p.signatures:  # taken beforehand, maybe on a proxy model (checked against the run by validate)
             self._signature = read_signature_file(p.signatures).get(ctx.seed, ctx.task.name)
         else:
@@ -175,6 +177,12 @@ class TSR(Method):
             j = draw.source
         return ("task", j), ctx.snapshot_of(j)
 
+    def end_task(self, ctx: TaskContext) -> dict[str, Any] | None:
+        """``teachers``: how many distilled batches each teacher served in this task (a past
+        task's name, or ``base``), in the order first used: which snapshot ``random`` or
+        ``oracle`` picked, recorded in the run's results (``task_info``)."""
+        return {"teachers": dict(self._taught)} if self._taught else None
+
     def phase(self, ctx: TaskContext, step: int) -> str:
         """``joint`` (CE and KD, the default), or with ``kd_timing: posthoc`` ``ce`` for the first
         steps of the task and ``kd`` for its last ``round(kd_posthoc * steps)``."""
@@ -189,6 +197,9 @@ class TSR(Method):
         phase = self.phase(ctx, self._step)
         self._step += 1
         ref = self.reference(ctx, draw, batch) if p.kd_weight > 0 and phase != "ce" else None
+        if ref is not None:
+            name = "base" if ref[0] == ("init",) else ctx.memory[ref[0][1]].name
+            self._taught[name] = self._taught.get(name, 0) + 1
         teacher = ctx.teacher_log_probs(ref[0], ref[1], batch, p.kd_temperature) if ref is not None else None
         terms = ce_and_distillation(ctx, batch, teacher, p.kd_mask, p.kd_weight, p.kd_temperature)
         return {"kd": terms["kd"]} if phase == "kd" and "kd" in terms else terms

@@ -259,3 +259,23 @@ def test_table_never_averages_runs_of_different_configs_and_lists_unfinished_one
     assert cells == {("train.steps=4", "ewc (lam=100.0)"): 3, ("train.steps=5", "ewc (lam=100.0)"): 1,
                      ("train.steps=4", "ewc (lam=3.0)"): 1}
     assert "1 unfinished run(s)" in captured.err and "half" in captured.err and "1 tasks finished" in captured.err
+
+
+def test_a_run_saved_before_a_method_key_existed_is_labelled_with_its_neutral_value(
+        tiny_model, toy_stream, tmp_path, capsys):
+    """TSR runs saved before method.kd_timing existed lack it in config.yaml; beside post-hoc runs
+    a --vary table names them kd_timing=interleaved (the value they ran with), not kd_timing=-."""
+    base = small(tiny_model, toy_stream, tmp_path)
+    grid = ["compare", *base, "--methods", "tsr", "--seeds", "0", "--workers", "1",
+            "--vary", "method.kd_timing=interleaved,posthoc"]
+    assert main(grid) == 0
+    older = [p for p in tmp_path.iterdir() if (p / "config.yaml").is_file()
+             and "kd_timing: interleaved" in (p / "config.yaml").read_text()]
+    assert len(older) == 1
+    text = (older[0] / "config.yaml").read_text()
+    (older[0] / "config.yaml").write_text("".join(line for line in text.splitlines(keepends=True)
+                                                  if not line.strip().startswith(("kd_timing:", "kd_posthoc:"))))
+    md = tmp_path / "t.md"
+    assert main([*grid, "--report-only", "--md", str(md)]) == 0
+    rows = [line.split(" | ")[0].lstrip("| ") for line in md.read_text().splitlines()[2:]]
+    assert rows == ["tsr (kd_timing=interleaved)", "tsr (kd_timing=posthoc)"]

@@ -125,7 +125,7 @@ def run_labels(summaries: list[RunSummary]) -> dict[Path, tuple[str, str]]:
     run_keys = varying(summaries, lambda k: not k.startswith("method."))
     labels = {}
     for s in summaries:
-        cfg = s.config or {}
+        cfg = store.comparable(s.config)  # a key the run predates reads as its neutral value, not '-'
         setting = s.setting + "".join(f" · {k}={cfg.get(k, '-')}" for k in run_keys)
         same_method = [o for o in summaries if o.method == s.method]
         method_keys = varying(same_method, lambda k: k.startswith("method.") and k != "method.name")

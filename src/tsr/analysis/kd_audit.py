@@ -13,16 +13,17 @@ Methods without a ``reference`` parameter (``er``, ``seqft``, ...) may be added 
 they run once per seed, in the row ``-``.
 
 The table gives Overall, Plas and BWT (mean ± std over seeds) and each teacher's Overall minus
-``era``'s, paired by seed (mean ± standard error; ``*`` beyond two standard errors). C9's numbers, per method with teachers, from the mean Overall of each
-teacher: the *spread* among the anchored teachers (every teacher but ``none`` that ran: max −
-min) and the *anchor drop* (the best anchored teacher − ``none``). ``second_order`` is
-spread < drop. With a baseline method in the grid (``--methods tsr,seqft``), ``drop_to`` gives
-the best anchored teacher minus each baseline's mean: the paper's drop to "no distillation
-(sequential FT)", where TSR's ``none`` still replays. Since a drop between means can exceed the
-spread by seed noise alone, ``anchor`` pairs ``era`` with ``none`` by seed and says whether the
-difference is beyond two standard errors (``clear``). Choices: the means, not per-seed maxima, decide (a paired-by-seed version is the
-difference column); a teacher that has not finished on every seed still counts with the seeds
-it has (``n`` says how many).
+``era``'s, paired by seed (mean ± standard error; ``*`` beyond two standard errors). C9's
+numbers, per method with teachers, from the mean Overall of each teacher: the *spread* among
+the anchored teachers (every teacher but ``none`` that ran: max − min) and the *anchor drop*
+(the best anchored teacher − ``none``). ``second_order`` is spread < drop. With a baseline
+method in the grid (``--methods tsr,seqft``), ``drop_to`` gives the best anchored teacher minus
+each baseline's mean: the paper's drop to "no distillation (sequential FT)", where TSR's
+``none`` still replays. Since a drop between means can exceed the spread by seed noise alone,
+``anchor`` pairs ``era`` with ``none`` by seed and says whether the difference is beyond two
+standard errors (``clear``). Choices: the means, not per-seed maxima, decide (a paired-by-seed
+version is the difference column); a teacher that has not finished on every seed still counts
+with the seeds it has (``n`` says how many).
 """
 
 from __future__ import annotations

@@ -30,8 +30,9 @@ Per method and order: Overall, Plas, BWT (mean ± std over seeds) and the Overal
 the first order of the plan (canonical by default), paired by seed, ± its standard error; per
 method the *range* of the order means (max − min), C8's "moves <= 0.03". The range of a few
 means grows with seed noise alone, so the report also lists the orders that differ from the
-reference by more than two standard errors (``beyond_noise``). The *replay family* is every method in a
-rehearsal or TSR row group of the paper's table (:data:`tsr.analysis.table.FAMILY` >= 2).
+reference by more than two standard errors (``beyond_noise``). The *replay family* is every
+method in a rehearsal or TSR row group of the paper's table (:data:`tsr.analysis.table.FAMILY`
+>= 2).
 """
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from badinputs import refuse
-from tsr.analysis.orders_audit import (greedy_from_probe, greedy_order, orders_markdown, orders_summary,
-                                       plan_orders, plan_points)
+from tsr.analysis.orders_audit import (greedy_from_probe, greedy_order, orders_markdown, orders_summary, per_task,
+                                       per_task_markdown, plan_orders, plan_points)
 from tsr.analysis.table import RunSummary
 from tsr.analysis.variants import cells
 from tsr.cli import main
@@ -19,6 +19,7 @@ from tsr.data.orders import order_names
 from tsr.data.streams import load_stream
 from tsr.engine import loop
 from tsr.engine.compare import Point
+from tsr.engine.results import Results, load_results
 
 TINY = ["train.steps=3", "stream.budget=6", "stream.replay_per_task=4", "stream.test_cap=4", "stream.max_length=48",
         "model.threads=1", "model.compile=false"]
@@ -164,6 +165,28 @@ def test_order_table_ranges_and_c8_by_hand(toy_stream):
     assert math.isnan(one["methods"]["er"]["range"]["overall"]) and one["c8"]["holds"] is None
 
 
+def _results(tasks, kinds, acc, seed=0):
+    return Results(tasks=tasks, kinds=kinds, method="er", seed=seed, acc=acc)
+
+
+def test_per_task_view_by_hand():
+    kinds = ["classification", "generation", "classification"]
+    canon = [_results(["a", "g", "b"], kinds, [[0.4, None, None], [None, 0.0, None], [0.8, 0.0, 0.5]], 0),
+             _results(["a", "g", "b"], kinds, [[0.6, None, None], [None, 0.0, None], [0.6, 0.0, 0.7]], 1)]
+    rev = [_results(["b", "g", "a"], kinds, [[0.3, None, None], [None, 0.0, None], [0.9, 0.0, 0.2]], 0)]
+    view = per_task({"er": {"canonical": canon, "reversed": rev}})
+    a = view["er"]["canonical"]["a"]
+    assert a["position"] == 1 and a["final"]["mean"] == pytest.approx(0.7) and a["own"]["mean"] == pytest.approx(0.5)
+    assert a["final"]["n"] == 2 and a["final"]["std"] == pytest.approx(0.1414, abs=1e-4)
+    assert set(view["er"]["canonical"]) == {"a", "b"}  # the generation task is not in Overall
+    b = view["er"]["reversed"]["b"]
+    assert (b["position"], b["final"]["mean"], b["own"]["mean"]) == (1, pytest.approx(0.9), pytest.approx(0.3))
+    assert view["er"]["reversed"]["a"]["position"] == 3
+    text = per_task_markdown(view["er"], ["canonical", "reversed", "shuffle:0"])  # an order without runs: no column
+    assert "| task | canonical | reversed |" in text
+    assert "| a | 0.70 · 0.50 @1 | 0.20 · 0.20 @3 |" in text and "| b | 0.60 · 0.60 @3 | 0.90 · 0.30 @1 |" in text
+
+
 def test_orders_audit_end_to_end(tiny_model, toy_stream, tmp_path, capsys, monkeypatch):
     common = [f"model.path={tiny_model}", f"stream.source={toy_stream}", f"out_dir={tmp_path / 'runs'}", *TINY]
     arms = [_arm(t, "target", 0, 0.5) for t in ("vowel", "copy")]
@@ -188,6 +211,14 @@ def test_orders_audit_end_to_end(tiny_model, toy_stream, tmp_path, capsys, monke
     md = (out / "orders.md").read_text()
     assert "tsr audit orders " in md and "| greedy | parity → copy → vowel |" in md
     assert (out / "orders.png").stat().st_size > 10_000
+    mine = load_results(own)  # the per-task view of the reversed order is the run's own final row and diagonal
+    for i, task in enumerate(mine.tasks):
+        cell = report["per_task"]["er"]["reversed"].get(task)
+        assert (cell is None) == (mine.kinds[i] != "classification")
+        if cell:
+            assert cell["position"] == i + 1 and cell["final"]["mean"] == pytest.approx(mine.acc[-1][i])
+            assert cell["own"]["mean"] == pytest.approx(mine.acc[i][i])
+    assert "Per task (the tasks Overall averages)" in md
     monkeypatch.setattr(loop, "train_on", lambda *a, **k: (_ for _ in ()).throw(AssertionError("trained")))
     assert main(argv) == 0
     assert json.loads((out / "orders.json").read_text())["methods"] == report["methods"]

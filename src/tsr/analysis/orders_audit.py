@@ -48,7 +48,7 @@ from ..engine.compare import Point
 from ..errors import ConfigError
 from .probe import read_arms
 from .report_files import write_report_files
-from .table import FAMILY
+from .table import FAMILY, mean_std
 from .transfer import benefit, transfer_matrix
 from .variants import beyond_noise, check_methods, dot_panel, fmt, fmt_paired, paired
 
@@ -191,6 +191,50 @@ def orders_summary(table: dict[str, dict[str, dict]], plan: dict[str, dict], thr
     return out
 
 
+def per_task(results: dict[str, dict[str, list]]) -> dict[str, dict[str, dict]]:
+    """Where each order's Overall comes from: ``{method: {order: {task: cell}}}`` over the
+    classification tasks (the ones Overall averages), from finished runs' results
+    (:class:`tsr.engine.results.Results`, grouped by method and order). A cell holds the task's
+    final accuracy and its accuracy right after its own training (mean, std, n over seeds) and its
+    position in the order (1-based; an order is the same on every seed)."""
+    out: dict[str, dict[str, dict]] = {}
+    for method, orders in results.items():
+        for label, runs in orders.items():
+            cells: dict[str, dict] = {}
+            for r in runs:
+                for i, (task, kind) in enumerate(zip(r.tasks, r.kinds)):
+                    if kind != "classification":
+                        continue
+                    c = cells.setdefault(task, {"position": i + 1, "final": [], "own": []})
+                    c["final"].append(r.acc[-1][i])
+                    c["own"].append(r.acc[i][i])
+            for c in cells.values():
+                for key in ("final", "own"):
+                    mean, std, n = mean_std(c[key])
+                    c[key] = {"mean": mean, "std": std, "n": n}
+            out.setdefault(method, {})[label] = cells
+    return out
+
+
+def per_task_markdown(view: dict[str, dict], labels: list[str]) -> str:
+    """Per task: one row, one column per order: ``final · own @ position``."""
+    orders = [label for label in labels if label in view]
+    tasks = list(dict.fromkeys(t for label in orders for t in view[label]))
+    if not orders or not tasks:
+        return ""
+    text = ("\nPer task (the tasks Overall averages): final accuracy · accuracy right after its own task "
+            "@ its position in the order (means over seeds)\n\n")
+    text += "| task | " + " | ".join(orders) + " |\n|---|" + "---|" * len(orders) + "\n"
+    for task in sorted(tasks):
+        row = []
+        for label in orders:
+            c = view[label].get(task)
+            row.append("-" if c is None or not c["final"]["n"] else
+                       f"{c['final']['mean']:.2f} · {c['own']['mean']:.2f} @{c['position']}")
+        text += f"| {task} | " + " | ".join(row) + " |\n"
+    return text
+
+
 def orders_markdown(summary: dict) -> str:
     lines = ["| order | tasks |", "|---|---|"]
     for label, o in summary["orders"].items():
@@ -209,6 +253,7 @@ def orders_markdown(summary: dict) -> str:
                      f"{c['overall']['n']} |\n")
         rg = {m: ("-" if math.isnan(v) else f"{v:.3f}") for m, v in r["range"].items()}
         text += f"| range (max − min of the means) | {rg['overall']} | {rg['plas']} | {rg['bwt']} | | |\n"
+        text += per_task_markdown(summary.get("per_task", {}).get(method, {}), list(summary["orders"]))
     c8 = summary["c8"]
     if c8["holds"] is not None:
         text += (f"\nC8 (the replay family moves <= {summary['threshold']:.2f} across orders): largest range of the "
@@ -260,9 +305,13 @@ def orders_figure(summary: dict, title: str):
 
 
 def write_orders_report(out: Path, table: dict, plan: dict, title: str, command: str | None = None,
-                        greedy_source: str | None = None) -> dict:
-    """orders.json, orders.md and orders.png into ``out``; returns the summary."""
+                        greedy_source: str | None = None, tasks: dict | None = None) -> dict:
+    """orders.json, orders.md and orders.png into ``out``; returns the summary. ``tasks``: the
+    :func:`per_task` view, kept as ``per_task`` (an order that is another's twin shows its runs)."""
     summary = orders_summary(table, plan)
+    if tasks is not None:
+        summary["per_task"] = {m: {label: v[plan[label]["same_as"] or label] for label in plan
+                                   if (plan[label]["same_as"] or label) in v} for m, v in tasks.items()}
     note = ""
     if greedy_source:
         summary["greedy_from"] = greedy_source

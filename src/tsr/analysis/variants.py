@@ -27,6 +27,7 @@ from ..config import RunConfig, load_config
 from ..data.example import Stream
 from ..data.streams import load_stream
 from ..engine.compare import Point, TaskDone, point_dir, run_sweep
+from ..engine.results import Results, load_results
 from ..engine.pool import Executor
 from ..errors import ConfigError
 from ..methods.registry import resolve_method
@@ -162,6 +163,14 @@ def finished_runs(grid: Grid) -> dict[Point, RunSummary]:
             summary = summarise(path)
             if summary.finished:
                 out[point] = summary
+    return out
+
+
+def results_by_variant(runs: dict[Point, RunSummary]) -> dict[str, dict[str, list[Results]]]:
+    """``{method: {variant: [Results of each seed]}}``: the finished runs' full results."""
+    out: dict[str, dict[str, list[Results]]] = {}
+    for point, s in sorted(runs.items(), key=lambda kv: kv[0].seed):
+        out.setdefault(point.method, {}).setdefault(point.variant, []).append(load_results(s.path))
     return out
 
 

@@ -350,7 +350,8 @@ def cmd_audit_orders(args: argparse.Namespace, console: Console) -> int:
     out = Path(args.out) if args.out else va.audit_dir(cfg, stream, "orders", overrides)
     runs = _variant_runs(args, console, grid, out, f"order audit of {stream.name} ({', '.join(plan)})")
     command = "tsr audit orders " + " ".join(args.argv_tail) if args.argv_tail else None
-    summary = oa.write_orders_report(out, va.cells(runs), plan, stream.name, command, args.greedy)
+    summary = oa.write_orders_report(out, va.cells(runs), plan, stream.name, command, args.greedy,
+                                     oa.per_task(va.results_by_variant(runs)))
     console.print(oa.orders_markdown(summary), markup=False)
     console.print(f"saved to {out}")
     return 0

@@ -32,7 +32,8 @@ method the *range* of the order means (max − min), C8's "moves <= 0.03". The r
 means grows with seed noise alone, so the report also lists the orders that differ from the
 reference by more than two standard errors (``beyond_noise``). The *replay family* is every
 method in a rehearsal or TSR row group of the paper's table (:data:`tsr.analysis.table.FAMILY`
->= 2).
+>= 2). Under each method's table, :func:`per_task` shows where an order's Overall comes from:
+each averaged task's final accuracy, its accuracy right after its own task, and its position.
 """
 
 from __future__ import annotations

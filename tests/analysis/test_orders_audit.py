@@ -75,8 +75,11 @@ def test_greedy_from_a_probe_folder(toy_stream, tmp_path):
     assert order == ["parity", "copy", "vowel"]
     plan = plan_orders(stream, ["canonical", "reversed"], 0, order)
     assert plan["greedy"] == {"order": order, "tasks": order, "same_as": None}
-    # a curriculum equal to the canonical order shares its runs
-    assert plan_orders(stream, ["canonical"], 0, stream.names)["greedy"]["same_as"] == "canonical"
+    back = ["vowel", "copy", "parity"]  # the paper's pair: the curriculum and its reversal
+    assert plan["greedy-reversed"] == {"order": back, "tasks": back, "same_as": None}
+    # a curriculum equal to the canonical order shares its runs, and its reversal the reversed order's
+    same = plan_orders(stream, ["canonical", "reversed"], 0, stream.names)
+    assert same["greedy"]["same_as"] == "canonical" and same["greedy-reversed"]["same_as"] == "reversed"
 
 
 def test_explicit_orders_run_what_greedy_would(toy_stream, tmp_path):
@@ -91,12 +94,16 @@ def test_explicit_orders_run_what_greedy_would(toy_stream, tmp_path):
     arms += [_arm("vowel", "mixed", 0, 0.4, "parity"), _arm("copy", "mixed", 0, 0.6, "parity")]
     greedy = greedy_from_probe(_probe(tmp_path / "p", arms), stream)[0]
     by_probe = plan_points(["er"], plan_orders(stream, ["canonical"], 0, greedy), [0])
-    written = plan_points(["er"], plan_orders(stream, ["canonical", "greedy=parity>copy>vowel"], 0, None), [0])
+    written = plan_points(["er"], plan_orders(stream, ["canonical", "greedy=parity>copy>vowel",
+                                                      "greedy-reversed=vowel>copy>parity"], 0, None), [0])
     assert by_probe == written and written[1].overrides == ('stream.order=["parity", "copy", "vowel"]',)
+    assert written[2].overrides == ('stream.order=["vowel", "copy", "parity"]',)
     # an explicit list equal to the canonical order shares its runs
     assert plan_orders(stream, ["canonical", "same=parity>vowel>copy"], 0, None)["same"]["same_as"] == "canonical"
     with pytest.raises(Exception, match="label 'greedy' is taken by --greedy"):
         plan_orders(stream, ["greedy=vowel>parity>copy"], 0, greedy)
+    with pytest.raises(Exception, match="label 'greedy-reversed' is taken by --greedy"):
+        plan_orders(stream, ["greedy-reversed=vowel>parity>copy"], 0, greedy)
     with pytest.raises(Exception, match="label 'x' is given twice"):
         plan_orders(stream, ["x=vowel>parity>copy", "x=copy>parity>vowel"], 0, None)
 
@@ -137,6 +144,7 @@ def test_order_table_ranges_and_c8_by_hand(toy_stream):
     er = summary["methods"]["er"]
     assert er["orders"]["canonical"]["overall"]["mean"] == pytest.approx(0.52)
     assert er["orders"]["greedy"] is er["orders"]["canonical"]  # the alias reports its twin's cell
+    assert er["orders"]["greedy-reversed"] is er["orders"]["reversed"]
     assert er["range"]["overall"] == pytest.approx(0.52 - 0.50)
     assert er["range"]["plas"] == pytest.approx(0.02) and er["within"] is True
     tsr = summary["methods"]["tsr"]
@@ -202,10 +210,12 @@ def test_orders_audit_end_to_end(tiny_model, toy_stream, tmp_path, capsys, monke
     assert (own / "results.json").stat().st_mtime_ns == stamp
     report = json.loads((out / "orders.json").read_text())
     rows = report["methods"]["er"]["orders"]
-    assert list(rows) == ["canonical", "reversed", "greedy"]
+    assert list(rows) == ["canonical", "reversed", "greedy", "greedy-reversed"]
     assert rows["reversed"]["seeds"]["0"]["run"] == str(own)
     greedy_run = Path(rows["greedy"]["seeds"]["0"]["run"])
     assert json.loads((greedy_run / "run.json").read_text())["tasks"] == ["parity", "copy", "vowel"]
+    back = Path(rows["greedy-reversed"]["seeds"]["0"]["run"])
+    assert json.loads((back / "run.json").read_text())["tasks"] == ["vowel", "copy", "parity"]
     means = [r["overall"]["mean"] for r in rows.values()]
     assert report["methods"]["er"]["range"]["overall"] == pytest.approx(max(means) - min(means))
     md = (out / "orders.md").read_text()

@@ -15,8 +15,10 @@ ordinary run (:mod:`tsr.analysis.variants`):
   skipping a k whose order equals canonical, reversed or an earlier shuffle, so K shuffles are
   K different orders (refused when the stream has fewer left);
 - ``greedy``: the best-source curriculum from a probe folder's transfer matrix
-  (:func:`greedy_order`), run as an explicit ``stream.order`` list. An order equal to an
-  earlier one (a greedy curriculum that is the canonical order) shares that order's runs.
+  (:func:`greedy_order`), run as an explicit ``stream.order`` list, and ``greedy-reversed``,
+  its reversal (the paper compares the curriculum with its reversal: sources after their
+  targets). An order equal to an earlier one (a greedy curriculum that is the canonical order)
+  shares that order's runs.
 
 The greedy rule (the paper names the curriculum but not its construction): start from the
 stream's first task; then repeatedly append the remaining task whose best already-placed source
@@ -142,7 +144,10 @@ def plan_orders(stream: Stream, orders: list[str], shuffles: int, greedy: list[s
     if greedy is not None:
         if "greedy" in plan:
             raise ConfigError("--orders: the label 'greedy' is taken by --greedy")
+        if "greedy-reversed" in plan:
+            raise ConfigError("--orders: the label 'greedy-reversed' is taken by --greedy")
         add("greedy", list(greedy), list(greedy))
+        add("greedy-reversed", greedy[::-1], greedy[::-1])  # the paper's pair: the curriculum and its reversal
     if not plan:
         raise ConfigError("--orders: no order to run (give --orders, --shuffles or --greedy)")
     return plan
@@ -280,7 +285,7 @@ def orders_figure(summary: dict, title: str):
     rows = -(-len(methods) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(max(4.4, 0.55 * len(labels) + 2.4) * cols, 3.5 * rows + 0.6),
                              squeeze=False)
-    colors = {label: "#1f4e9a" if label == "canonical" else "#b5651d" if label == "greedy" else "#1f77b4"
+    colors = {label: "#1f4e9a" if label == "canonical" else "#b5651d" if label.startswith("greedy") else "#1f77b4"
               for label in labels}
     for ax, m in zip(axes.flat, methods):
         r = summary["methods"][m]

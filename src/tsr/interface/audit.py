@@ -78,7 +78,7 @@ BWT per teacher, the difference to era paired by seed, and C9's spread vs anchor
   tsr audit orders --orders "canonical,mine=code>stance>policy>summary>irony>arith-cm>arith-ds>simplify" --seeds 0,1
 Each (method, order, seed) is the ordinary run of `tsr run method.name=M stream.order=ORDER seed=S`.
 --shuffles K adds K distinct shuffle:k orders (fixed across seeds); --greedy PROBE_DIR the best-source
-curriculum of that probe folder's transfer matrix. Writes orders.json, orders.md, orders.png to
+curriculum of that probe folder's transfer matrix (greedy) and its reversal (greedy-reversed). Writes orders.json, orders.md, orders.png to
 <out_dir>/audit-orders-<stream>-<fingerprint> (or --out): Overall, Plas, BWT per order and the range of
 the order means per method (C8: the replay family moves <= 0.03).""",
 }
@@ -460,7 +460,7 @@ def add_audit_parser(add) -> None:
     q.add_argument("--shuffles", type=int, default=0, metavar="K", help="add K distinct shuffle:k orders, "
                    "k = 0, 1, ... (default 0)")
     q.add_argument("--greedy", metavar="PROBE_DIR", help="add the greedy best-source curriculum of this probe "
-                   "folder's transfer matrix (needs its target and mixed arms)")
+                   "folder's transfer matrix and its reversal (needs its target and mixed arms)")
     q.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
     q.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel runs")
     q.add_argument("--out", help="report folder (default: <out_dir>/audit-orders-<stream>-<fingerprint>)")

@@ -42,4 +42,5 @@ def test_c8_greedy_order_is_the_calibration_matrix_curriculum():
                if line.startswith("| C8 |"))
     written = re.search(r"greedy=([\w>-]+)", row).group(1).split(">")
     assert written == greedy_order(matrix, kinds, stream.names)
+    assert re.search(r"greedy-reversed=([\w>-]+)", row).group(1).split(">") == written[::-1]  # the paper's pair
     assert written != stream.names  # a curriculum of its own, not the canonical order's runs

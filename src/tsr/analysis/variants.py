@@ -27,8 +27,8 @@ from ..config import RunConfig, load_config
 from ..data.example import Stream
 from ..data.streams import load_stream
 from ..engine.compare import Point, TaskDone, point_dir, run_sweep
-from ..engine.results import Results, load_results
 from ..engine.pool import Executor
+from ..engine.results import Results, load_results
 from ..errors import ConfigError
 from ..methods.registry import resolve_method
 from .table import METRICS, RunSummary, mean_std, summarise

@@ -78,9 +78,10 @@ BWT per teacher, the difference to era paired by seed, and C9's spread vs anchor
   tsr audit orders --orders "canonical,mine=code>stance>policy>summary>irony>arith-cm>arith-ds>simplify" --seeds 0,1
 Each (method, order, seed) is the ordinary run of `tsr run method.name=M stream.order=ORDER seed=S`.
 --shuffles K adds K distinct shuffle:k orders (fixed across seeds); --greedy PROBE_DIR the best-source
-curriculum of that probe folder's transfer matrix (greedy) and its reversal (greedy-reversed). Writes orders.json, orders.md, orders.png to
-<out_dir>/audit-orders-<stream>-<fingerprint> (or --out): Overall, Plas, BWT per order and the range of
-the order means per method (C8: the replay family moves <= 0.03).""",
+curriculum of that probe folder's transfer matrix (greedy) and its reversal (greedy-reversed). Writes
+orders.json, orders.md, orders.png to <out_dir>/audit-orders-<stream>-<fingerprint> (or --out): Overall,
+Plas, BWT per order, the range of the order means per method (C8: the replay family moves <= 0.03) and
+a per-task view.""",
 }
 
 

@@ -115,9 +115,9 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
-    from .display import metrics_table, phases_line, results_table
+    from .display import method_meta_lines, metrics_table, phases_line, results_table
     from .engine.results import load_results
-    from .engine.rundir import phase_seconds
+    from .engine.rundir import method_meta, phase_seconds
 
     for path in args.runs:
         results = load_results(Path(path))
@@ -127,6 +127,8 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
         line = phases_line(phase_seconds(Path(path)))
         if line:
             console.print(line, highlight=False)
+        for line in method_meta_lines(results.method, method_meta(Path(path))):
+            console.print(line, highlight=False, soft_wrap=True)
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import time
 
@@ -120,3 +121,24 @@ def phases_line(seconds: dict[str, float]) -> str | None:
         extra = f", teacher {seconds['teacher']:.0f} s" if phase == "train" and seconds.get("teacher") else ""
         parts.append(f"{'probe' if phase == 'begin' else phase} {value:.0f} s ({100 * value / total:.0f}%{extra})")
     return "time by phase: " + " · ".join(parts)
+
+
+def method_meta_lines(method: str, meta: dict) -> list[str]:
+    """What a method recorded about its run, one line per entry: a list reads as one value per
+    finished task (``agem projected_steps: 0 · 551 · 386``), anything else as it is."""
+    lines = []
+    for key, value in meta.items():
+        if isinstance(value, (list, tuple)):
+            text = " · ".join(_meta_value(v) for v in value)
+        else:
+            text = _meta_value(value)
+        lines.append(f"{method} {key}: {text}")
+    return lines
+
+
+def _meta_value(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (dict, list, tuple)):
+        return json.dumps(value, separators=(",", ":"))
+    return str(value)

@@ -279,3 +279,25 @@ def test_a_run_saved_before_a_method_key_existed_is_labelled_with_its_neutral_va
     assert main([*grid, "--report-only", "--md", str(md)]) == 0
     rows = [line.split(" | ")[0].lstrip("| ") for line in md.read_text().splitlines()[2:]]
     assert rows == ["tsr (kd_timing=interleaved)", "tsr (kd_timing=posthoc)"]
+
+
+def test_show_prints_what_the_method_recorded(tiny_model, toy_stream, tmp_path, capsys):
+    import json
+
+    from tsr.engine.rundir import method_meta
+
+    assert main(["run", "paper", *small(tiny_model, toy_stream, tmp_path, "method.name=agem", "name=a"),
+                 "--quiet"]) == 0
+    recorded = json.loads((tmp_path / "a" / "checkpoint" / "state.json").read_text())["method_meta"]
+    steps = recorded["projected_steps"]
+    assert method_meta(tmp_path / "a") == recorded and len(steps) == 3 and steps[0] == 0
+    capsys.readouterr()
+    assert main(["show", str(tmp_path / "a")]) == 0
+    line = [l for l in capsys.readouterr().out.splitlines() if l.startswith("agem projected_steps: ")]
+    assert line == ["agem projected_steps: " + " · ".join(str(n) for n in steps)]
+    # a damaged checkpoint state costs the line, not the results
+    (tmp_path / "a" / "checkpoint" / "state.json").write_text("{")
+    assert method_meta(tmp_path / "a") == {}
+    assert main(["show", str(tmp_path / "a")]) == 0
+    out = capsys.readouterr().out
+    assert "stream metrics" in out and "projected_steps" not in out

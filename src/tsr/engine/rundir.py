@@ -221,6 +221,18 @@ def phase_seconds(folder: Path) -> dict[str, float]:
     return totals
 
 
+def method_meta(folder: Path) -> dict[str, Any]:
+    """What the method recorded about itself in the last checkpoint (``MethodState.meta``:
+    e.g. A-GEM's projected steps per task, O-LoRA's pairs); empty when the run has no
+    checkpoint or it cannot be read (the results do not depend on it)."""
+    state = Path(folder) / "checkpoint" / "state.json"
+    try:
+        meta = json.loads(state.read_text()).get("method_meta")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
 def task_snapshot(path: Path, task: str | None = None) -> tuple[str, dict[str, torch.Tensor]]:
     """(task name, adapter snapshot) a run saved when ``task`` ended (default: its last finished
     task), read from its task memory; a folder that is not a run, an unknown or unfinished task is

@@ -169,7 +169,20 @@ def test_order_table_ranges_and_c8_by_hand(toy_stream):
     assert "paired by seed: tsr reversed -0.050 ± 0.000." in text
     assert "| range (max − min of the means) | 0.050 |" in text
     assert "largest range of the Overall means among er, tsr: 0.050, **does not hold**" in text
+    # between methods, paired by seed on the same order: tsr - er canonical .10, .08; reversed .06, .06; the
+    # shuffle one seed (.06); seqft - er canonical -.20, -.24, no shuffle run; greedy shows canonical's
+    vs = summary["vs_method"]
+    assert vs["reference"] == "er" and list(vs["methods"]) == ["tsr", "seqft"]
+    canon = vs["methods"]["tsr"]["canonical"]
+    assert canon["mean"] == pytest.approx(0.09) and canon["se"] == pytest.approx(0.01) and canon["wins"] == 2
+    assert vs["methods"]["tsr"]["reversed"]["mean"] == pytest.approx(0.06) and vs["methods"]["tsr"][shuffle]["n"] == 1
+    assert vs["methods"]["tsr"]["greedy"] == canon
+    assert vs["methods"]["seqft"]["canonical"]["mean"] == pytest.approx(-0.22) and shuffle not in vs["methods"]["seqft"]
+    assert "| order | tsr − er | seqft − er |" in text
+    assert "| canonical | +0.090 ± 0.010 * (2 of 2) | -0.220 ± 0.020 * (0 of 2) |" in text
+    assert f"| {shuffle} | +0.060 (1 of 1) | - |" in text
     one = orders_summary(cells(_runs({("er", "canonical"): [0.5]})), plan)
+    assert one["vs_method"] == {} and "Between methods" not in orders_markdown(one)
     assert math.isnan(one["methods"]["er"]["range"]["overall"]) and one["c8"]["holds"] is None
 
 

@@ -30,7 +30,9 @@ ties go to the earlier task of the stream. Benefits of the two kinds are compare
 
 Per method and order: Overall, Plas, BWT (mean ± std over seeds) and the Overall difference to
 the first order of the plan (canonical by default), paired by seed, ± its standard error; per
-method the *range* of the order means (max − min), C8's "moves <= 0.03". The range of a few
+method the *range* of the order means (max − min), C8's "moves <= 0.03"; with several methods,
+each later one minus the first on the same order, paired by seed (``vs_method``: is a method's
+lead over another a property of one order?). The range of a few
 means grows with seed noise alone, so the report also lists the orders that differ from the
 reference by more than two standard errors (``beyond_noise``). The *replay family* is every
 method in a rehearsal or TSR row group of the paper's table (:data:`tsr.analysis.table.FAMILY`
@@ -190,11 +192,44 @@ def orders_summary(table: dict[str, dict[str, dict]], plan: dict[str, dict], thr
               if r["replay_family"] and not math.isnan(r["range"]["overall"])]
     moved = [{"method": m, "order": label, **d} for m, r in out["methods"].items() if r["replay_family"]
              for label, d in r["vs_reference"].items() if beyond_noise(d)]
+    out["vs_method"] = between_methods(out["methods"], plan)
     out["c8"] = {"replay_family": [m for m, r in out["methods"].items() if r["replay_family"]],
                  "max_range": max(family) if family else math.nan,
                  "holds": bool(round(max(family), 3) <= threshold) if family else None,
                  "beyond_noise": moved}
     return out
+
+
+def between_methods(methods: dict[str, dict], plan: dict[str, dict]) -> dict:
+    """Each later method minus the first one on the same order, paired by seed (Overall):
+    ``{"reference": first, "methods": {method: {order: paired difference}}}``; an order that is
+    another's twin shows its twin's difference. Empty with fewer than two methods."""
+    names = list(methods)
+    if len(names) < 2:
+        return {}
+    first = methods[names[0]]["orders"]
+    diffs: dict[str, dict] = {}
+    for m in names[1:]:
+        rows = methods[m]["orders"]
+        diffs[m] = {label: paired(rows[label], first[label]) for label in plan if label in rows and label in first}
+    return {"reference": names[0], "methods": diffs}
+
+
+def between_markdown(vs: dict) -> str:
+    if not vs:
+        return ""
+    ref, methods = vs["reference"], vs["methods"]
+    orders = list(dict.fromkeys(label for d in methods.values() for label in d))
+    text = (f"\n**Between methods**: each method − {ref} on the same order, paired by seed (mean ± se; * beyond "
+            "two standard errors; in brackets the seeds where the method is ahead)\n\n")
+    text += "| order | " + " | ".join(f"{m} − {ref}" for m in methods) + " |\n|---|" + "---|" * len(methods) + "\n"
+    for label in orders:
+        cells = []
+        for m in methods:
+            d = methods[m].get(label)
+            cells.append(fmt_paired(d) + (f" ({d['wins']} of {d['n']})" if d and d["n"] else ""))
+        text += f"| {label} | " + " | ".join(cells) + " |\n"
+    return text
 
 
 def per_task(results: dict[str, dict[str, list]]) -> dict[str, dict[str, dict]]:
@@ -260,6 +295,7 @@ def orders_markdown(summary: dict) -> str:
         rg = {m: ("-" if math.isnan(v) else f"{v:.3f}") for m, v in r["range"].items()}
         text += f"| range (max − min of the means) | {rg['overall']} | {rg['plas']} | {rg['bwt']} | | |\n"
         text += per_task_markdown(summary.get("per_task", {}).get(method, {}), list(summary["orders"]))
+    text += between_markdown(summary.get("vs_method", {}))
     c8 = summary["c8"]
     if c8["holds"] is not None:
         text += (f"\nC8 (the replay family moves <= {summary['threshold']:.2f} across orders): largest range of the "

@@ -12,7 +12,7 @@ from badinputs import refuse
 from tsr.analysis.orders_audit import (greedy_from_probe, greedy_order, orders_markdown, orders_summary, per_task,
                                        per_task_markdown, plan_orders, plan_points)
 from tsr.analysis.table import RunSummary
-from tsr.analysis.variants import cells
+from tsr.analysis.variants import cells, fmt_paired
 from tsr.cli import main
 from tsr.data.example import Stream
 from tsr.data.orders import order_names
@@ -266,3 +266,10 @@ def test_bad_orders_inputs(tiny_model, toy_stream, tmp_path, capsys):
     partial = _probe(tmp_path / "p2", [_arm("vowel", "target", 0, 0.5), _arm("vowel", "mixed", 0, 0.4, "parity")])
     refuse(capsys, tmp_path, ["audit", "orders", *common, "--greedy", str(partial)], "for target copy")
     refuse(capsys, tmp_path, ["audit", "orders", *common, "--report-only"], "no run of this grid has finished")
+
+
+def test_paired_difference_text():
+    assert fmt_paired({"mean": -0.0004, "se": 0.035, "n": 5, "wins": 2}) == "+0.000 ± 0.035"  # no -0.000
+    assert fmt_paired({"mean": -0.05, "se": 0.01, "n": 5, "wins": 0}) == "-0.050 ± 0.010 *"
+    assert fmt_paired({"mean": 0.02, "se": math.nan, "n": 1, "wins": 1}) == "+0.020"
+    assert fmt_paired(None) == "-" and fmt_paired({"mean": math.nan, "se": math.nan, "n": 0, "wins": 0}) == "-"

@@ -210,7 +210,8 @@ def fmt_paired(diff: dict | None) -> str:
     if not diff or not diff["n"] or math.isnan(diff["mean"]):
         return "-"
     se = "" if math.isnan(diff["se"]) else f" ± {diff['se']:.3f}"
-    return f"{diff['mean']:+.3f}{se}" + (" *" if beyond_noise(diff) else "")
+    mean = diff["mean"] if round(diff["mean"], 3) else 0.0  # -0.0004 reads +0.000, not -0.000
+    return f"{mean:+.3f}{se}" + (" *" if beyond_noise(diff) else "")
 
 
 def beyond_noise(diff: dict) -> bool:

@@ -1,8 +1,9 @@
-"""docs/claims.md: the greedy order its C8 command runs is the curriculum of the calibration matrix.
+"""docs/claims.md: the greedy orders its C8 commands run are the curricula of the published matrices.
 
 C8 runs the best-source curriculum as an explicit order (the matrix's probe folder is not
-kept); this pins that the order written there is what :func:`greedy_order` computes from the
-56-pair matrix published in docs/calibration.md, so the two pages cannot drift apart.
+kept); this pins that the orders written there are what :func:`greedy_order` computes from the
+56-pair matrices published in docs/calibration.md (synth-trace) and docs/signatures.md
+(synth-numglue), so the pages cannot drift apart.
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from tsr.data.streams import load_stream
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
-def calibration_matrix() -> tuple[dict, dict[str, str]]:
-    """``({target: {source: {"mean", "n"}}}, {target: kind})`` from the page's matrix table."""
-    text = (DOCS / "calibration.md").read_text(encoding="utf-8")
-    section = text.split("## The transfer matrix (56 pairs, 8 seeds)", 1)[1]
+def published_matrix(page: str, heading: str) -> tuple[dict, dict[str, str]]:
+    """``({target: {source: {"mean", "n"}}}, {target: kind})`` from the first table after ``heading``."""
+    text = (DOCS / page).read_text(encoding="utf-8")
+    section = text.split(heading, 1)[1]
     rows = [line for line in section.splitlines() if line.startswith("|")][:10]
     header = [h.strip() for h in rows[0].strip("|").split("|")][1:]
     targets = [h.removesuffix(" (L)") for h in header]
@@ -35,12 +36,26 @@ def calibration_matrix() -> tuple[dict, dict[str, str]]:
     return matrix, kinds
 
 
+def c8_row() -> str:
+    return next(line for line in (DOCS / "claims.md").read_text(encoding="utf-8").splitlines()
+                if line.startswith("| C8 |"))
+
+
 def test_c8_greedy_order_is_the_calibration_matrix_curriculum():
-    matrix, kinds = calibration_matrix()
+    matrix, kinds = published_matrix("calibration.md", "## The transfer matrix (56 pairs, 8 seeds)")
     stream = load_stream("synth-trace")
-    row = next(line for line in (DOCS / "claims.md").read_text(encoding="utf-8").splitlines()
-               if line.startswith("| C8 |"))
+    row = c8_row()
     written = re.search(r"greedy=([\w>-]+)", row).group(1).split(">")
     assert written == greedy_order(matrix, kinds, stream.names)
     assert re.search(r"greedy-reversed=([\w>-]+)", row).group(1).split(">") == written[::-1]  # the paper's pair
     assert written != stream.names  # a curriculum of its own, not the canonical order's runs
+
+
+def test_c8_numglue_greedy_order_is_the_published_numglue_curriculum():
+    matrix, kinds = published_matrix("signatures.md", "### synth-numglue, 3 seeds")
+    stream = load_stream("synth-numglue")
+    row = c8_row()
+    written = re.search(r"greedy=(ng[\w>-]+)", row).group(1).split(">")
+    assert written == greedy_order(matrix, kinds, stream.names)
+    assert re.search(r"greedy-reversed=(ng[\w>-]+)", row).group(1).split(">") == written[::-1]
+    assert written != stream.names

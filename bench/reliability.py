@@ -6,10 +6,13 @@ and SIGKILLs the whole group (workers included) at a moment chosen by phase, the
 command again to the end (it must exit 0) and compares the outcome with an uninterrupted
 reference of the same command (run once per config and shared by all trials):
 
-- ``run`` trials (a tiny config over three tasks of synth-trace; the method rotates over tsr, er,
-  seqft, lwf, ewc and derpp, so every method's state goes through a checkpoint) aim at: start-up
-  (a random delay before the first progress event), the folder's creation (as soon as the run
-  folder appears), training (a random delay after a task's ``task_start`` event), the task-memory
+- ``run`` trials (a tiny config over three tasks of synth-trace that saves each task's progress
+  every 3 of its 12 steps, ``train.checkpoint_minutes`` near 0; the method rotates over tsr, er,
+  seqft, lwf, ewc, derpp and agem, so every method's state goes through a checkpoint and a
+  mid-task checkpoint) aim at: start-up (a random delay before the first progress event), the
+  folder's creation (as soon as the run folder appears), training (a random delay after a task's
+  ``task_start`` event: the resume goes on from the task's last saved progress), a mid-task
+  checkpoint being written (as soon as its temporary folder appears), the task-memory
   record (as soon as its temporary folder appears after the task's last ``steps`` event),
   evaluation (a random delay after the record is in place) and checkpoint writing (as soon as the
   temporary checkpoint folder appears); ``twice`` trials kill in training, resume, and kill the
@@ -61,9 +64,10 @@ from typing import Callable
 TINY = ["model.compile=false", "model.threads=1", "stream.budget=4", "train.steps=12", "stream.test_cap=8"]
 STEPS = 12
 ORDER = ("stance", "summary", "arith-cm")      # classification, generation, classification
-RUN_CONFIG = TINY + [f"stream.order=[{','.join(ORDER)}]"]
-RUN_METHODS = ("tsr", "er", "seqft", "lwf", "ewc", "derpp")
-RUN_PHASES = ("startup", "create", "training", "record", "eval", "checkpoint", "twice")
+# progress saved after steps 3, 6 and 9 of every task (the interval has always passed)
+RUN_CONFIG = TINY + [f"stream.order=[{','.join(ORDER)}]", "log.every=3", "train.checkpoint_minutes=1e-9"]
+RUN_METHODS = ("tsr", "er", "seqft", "lwf", "ewc", "derpp", "agem")
+RUN_PHASES = ("startup", "create", "training", "progress", "record", "eval", "checkpoint", "twice")
 COMPARE_PAIRS = (("tsr", "ewc"), ("er", "derpp"))
 COMPARE_PHASES = ("training", "checkpoint", "startup", "table")
 PROBE_ARGS = ["--targets", "stance,summary", "--sources", "arith-cm", "--arms", "target,full,mixed"]
@@ -71,7 +75,7 @@ PROBE_ARM_COUNT = 6
 PROBE_PHASES = ("arms", "report", "startup", "arm-write")
 TIMING_KEYS = {"seconds", "checkpoint_seconds"}
 # where several runs were stopped at once (compare), the trial is filed under the most delicate phase
-PRIORITY = ("checkpoint", "record", "create", "results", "eval", "arm-write", "report", "end_task", "training",
+PRIORITY = ("checkpoint", "progress", "record", "create", "results", "eval", "arm-write", "report", "end_task", "training",
             "begin_task", "table", "arms", "startup", "finish", "missed")
 FAST, SLOW = 0.001, 0.01   # polling intervals (seconds): in a tight window, and otherwise
 
@@ -245,6 +249,11 @@ class RunView:
     def checkpoint_open(self) -> bool:
         return any(Path(d).name.startswith(".checkpoint.") and not d.endswith(".old") for d in self.new_dots())
 
+    def progress_open(self) -> bool:
+        """A mid-task checkpoint is being written (``.progress.<random>.tmp``, or the swap's
+        ``.progress.old``)."""
+        return any(Path(d).name.startswith(".progress.") for d in self.new_dots())
+
     def record_open(self) -> bool:
         return any(d.startswith("memory/.") for d in self.new_dots())
 
@@ -267,6 +276,8 @@ class RunView:
             return "checkpoint"
         if any(d.startswith("memory/.") for d in dots):
             return "record"
+        if any(Path(d).name.startswith(".progress.") for d in dots):
+            return "progress"
         if any(Path(d).name.startswith(".results.json.") for d in dots):
             return "results"
         last = events[-1]
@@ -498,6 +509,11 @@ class Harness:
             if not wait_for(proc, lambda: view.events.has("task_start", t)):
                 return False
             sleep_alive(proc, rng.uniform(0, timing.train[t]))
+        elif aim == "progress":
+            if not (wait_for(proc, lambda: view.events.has("task_start", t))
+                    and wait_for(proc, view.progress_open, FAST)):
+                return False
+            sleep_alive(proc, rng.uniform(0, 0.002))
         elif aim == "record":
             if not (wait_for(proc, lambda: view.last_step(t), 0.003)
                     and wait_for(proc, lambda: view.record_open() or view.record_written(t), FAST)):
@@ -528,7 +544,8 @@ class Harness:
         log = trial.folder / "log.txt"
         k = len(ORDER)
         aims = [("training", self.rng.randrange(k - 1))] if trial.aim == "twice" else []
-        second = self.rng.choice(("startup", "record", "eval", "checkpoint")) if trial.aim == "twice" else trial.aim
+        second = (self.rng.choice(("startup", "progress", "record", "eval", "checkpoint")) if trial.aim == "twice"
+                  else trial.aim)
         aims.append((second, None))
         for aim, t in aims:
             view = RunView(run_path)
@@ -664,7 +681,7 @@ def schedule(trials: int, rng: random.Random) -> list[tuple[str, str, str]]:
         n = counts[kind]
         counts[kind] += 1
         if kind == "run":
-            # 6 methods and 7 phases rotate together: no (method, phase) pair repeats within 42 trials
+            # 7 methods and 8 phases rotate together: no (method, phase) pair repeats within 56 trials
             plan.append((kind, methods[n % len(methods)], RUN_PHASES[n % len(RUN_PHASES)]))
         elif kind == "compare":
             pair = COMPARE_PAIRS[n % len(COMPARE_PAIRS)]

@@ -6,6 +6,8 @@ code path as real checkpoints.
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 from pathlib import Path
 
@@ -89,6 +91,34 @@ def run_interrupted(monkeypatch, cfg, index: int) -> int:
         with pytest.raises(KeyboardInterrupt):
             execute(cfg)
     return len(trained)
+
+
+@contextlib.contextmanager
+def interrupting(monkeypatch, index: int, step: int):
+    """Within the block, Ctrl-C arrives right after step ``step`` of task ``index``."""
+    from tsr.engine import loop
+
+    original = loop.train_on
+
+    def interrupt_at(task: int, done: int, steps: int, terms: dict) -> None:
+        if (task, done) == (index, step):
+            raise KeyboardInterrupt
+
+    def train_on(*args, **kwargs):
+        return original(*args, **{**kwargs, "on_step": [*kwargs.get("on_step", ()), interrupt_at]})
+
+    with monkeypatch.context() as patch:
+        patch.setattr(loop, "train_on", train_on)
+        yield
+
+
+def run_interrupted_within(monkeypatch, cfg, index: int, step: int) -> None:
+    """Run ``cfg`` with Ctrl-C arriving right after step ``step`` of task ``index`` (the tasks
+    before it finished and were saved; within it, what its mid-task checkpoints saved)."""
+    from tsr.engine.run import execute
+
+    with interrupting(monkeypatch, index, step), pytest.raises(KeyboardInterrupt):
+        execute(cfg)
 
 
 @pytest.fixture

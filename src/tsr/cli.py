@@ -21,7 +21,8 @@ EXAMPLES = {
   tsr run method.name=er seed=1             # ER instead, another seed
   tsr run my_stream.yaml                    # your own config file
   tsr run paper model.path=/models/qwen2.5-0.5b stream.source=trace8 stream.root=/data/TRACE
-Running the same command again resumes an interrupted run after its last finished task.""",
+Running the same command again resumes an interrupted run after its last finished task, or
+within the task from its last saved progress (every train.checkpoint_minutes).""",
     "table": """examples:
   tsr table runs/                           # every finished run under runs/
   tsr table runs/a runs/b --format md       # markdown for a report

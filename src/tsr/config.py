@@ -96,10 +96,15 @@ class TrainConfig:
     per batch); `auto` = cached on CPU, hidden on GPUs"""
     teacher_cache_mb: float = 2048.0
     """memory budget of the teacher cache (changes speed, never results)"""
+    checkpoint_minutes: float = 10.0
+    """save a task's progress (adapter, optimiser, random streams) every this many minutes, so an
+    interrupted run resumes within the task; 0: only when a task ends (changes when state is
+    saved, never results)"""
 
     def check(self, path: str) -> None:
         require(self.steps >= 1, f"{path}.steps", "must be >= 1")
         require(self.teacher_cache_mb >= 0, f"{path}.teacher_cache_mb", "must be >= 0")
+        require(self.checkpoint_minutes >= 0, f"{path}.checkpoint_minutes", "must be >= 0 (0: only at task ends)")
         require(self.grad_clip is None or self.grad_clip > 0, f"{path}.grad_clip", "must be > 0 (or null: no clipping)")
         require(self.lr > 0, f"{path}.lr", "must be > 0")
         require(self.batch_size >= 1, f"{path}.batch_size", "must be >= 1")
@@ -203,6 +208,7 @@ class RunConfig:
         data.pop("name")
         data.pop("log")
         data["model"].pop("threads")
+        data["train"].pop("checkpoint_minutes")
         if not data["model"]["compile"]:
             data["model"].pop("compile")  # eager runs keep the fingerprints they had before the key existed
         if data["model"]["adapter_dtype"] == "float32":

@@ -35,11 +35,14 @@ class ConsoleReporter:
         self.console.print(f"[bold]task {t + 1}/{k}[/] {task.name} ({task.kind.value})")
         if info.get("weights"):
             self.console.print(f"  routing: {_pairs(info['weights'])}   top source: [cyan]{info['top']}[/]")
+        if info.get("resume_step"):
+            self.console.print(f"  resuming at step {info['resume_step']}/{plan.cfg.train.steps} (saved progress)")
         self.progress = Progress(TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("loss {task.fields[loss]}"), TimeRemainingColumn(),
                                  console=self.console, transient=True, disable=not self.console.is_terminal)
         self.progress.start()
-        self.bar = self.progress.add_task(task.name, total=plan.cfg.train.steps, loss="-")
+        self.bar = self.progress.add_task(task.name, total=plan.cfg.train.steps, loss="-",
+                                          completed=info.get("resume_step", 0))
 
     def step(self, t: int, step: int, steps: int, terms: dict[str, float]) -> None:
         if self.progress is None:

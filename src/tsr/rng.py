@@ -38,6 +38,11 @@ def rng_state(gen: np.random.Generator) -> dict:
     return gen.bit_generator.state
 
 
+def restore_rng(gen: np.random.Generator, state: dict) -> None:
+    """Move ``gen`` to a saved :func:`rng_state`, in place (every holder of it sees the change)."""
+    gen.bit_generator.state = state
+
+
 def rng_from_state(state: dict) -> np.random.Generator:
     """Rebuild a NumPy generator from :func:`rng_state` output."""
     bit_gen = getattr(np.random, state["bit_generator"])()

@@ -3,6 +3,7 @@ import sys
 
 import pytest
 
+from conftest import interrupting
 from tsr.cli import _parse, build_parser, main
 
 
@@ -20,6 +21,18 @@ def test_run_prints_results_and_saves(tiny_model, toy_stream, tmp_path, capsys):
     # the same command again reports the finished run instead of retraining
     assert main(["run", "paper", *small(tiny_model, toy_stream, tmp_path, "method.name=er", "name=r1"), "--quiet"]) == 0
     assert "already finished" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_run_resumed_within_a_task_says_so(tiny_model, toy_stream, tmp_path, capsys, monkeypatch):
+    args = ["run", "paper", *small(tiny_model, toy_stream, tmp_path, "method.name=er", "name=r2", "log.every=2",
+                                   "train.checkpoint_minutes=1e-9")]
+    with interrupting(monkeypatch, 1, 3):  # progress of task 1 saved at step 2
+        assert main(args) == 130
+    assert "run the same command again to resume" in capsys.readouterr().err
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert "resumed after task 1" in " ".join(captured.out.split())
+    assert "resuming at step 2/4 (saved progress)" in " ".join(captured.err.split())  # the progress reporter
 
 
 def test_table_and_show(tiny_model, toy_stream, tmp_path, capsys):

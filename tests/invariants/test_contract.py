@@ -13,10 +13,11 @@ from tsr.engine.loop import run_stream
 from tsr.cl.memory import TaskMemory
 from tsr.methods.registry import METHODS, PRESETS, method_names, resolve_method
 from tsr.engine.results import Results
-from tsr.engine.rundir import RunDir
+from tsr.engine.rundir import RunDir, method_meta
 from tsr.engine.run import execute, prepare
 
-from conftest import run_interrupted
+from conftest import run_interrupted, run_interrupted_within
+from outcomes import final_adapter, same_adapter
 
 ALL = method_names()
 
@@ -75,6 +76,36 @@ def test_resume_equals_uninterrupted(name, make_config, monkeypatch):
     resumed = execute(cfg)
     assert resumed.resumed_from == 1
     assert json.loads(full.run.results_path.read_text()) == json.loads(resumed.run.results_path.read_text())
+
+
+# Settings under which a method's own mid-task state decides the outcome: A-GEM's memory draws
+# matter only when its reference batch is smaller than the memory; TSR's random teachers and its
+# post-hoc phase read its generator and step count.
+WITHIN = [(name, ()) for name in sorted(METHODS) if name != "agem"] + [
+    ("agem", ("method.memory_batch=1",)), ("tsr", ("method.reference=random",)),
+    ("tsr", ("method.kd_timing=posthoc", "method.kd_posthoc=0.5"))]
+
+
+@pytest.mark.parametrize("name,extra", WITHIN, ids=[" ".join((n, *e)) for n, e in WITHIN])
+def test_resume_within_a_task_equals_uninterrupted(name, extra, make_config, monkeypatch):
+    """Killed after step 5 of the last task, with progress saved at steps 2 and 4: the resumed run trains
+    steps 5 and 6 only and ends bitwise as a run never interrupted (that one saves no progress),
+    with the same method state (e.g. A-GEM's count of projected steps)."""
+    full = execute(make_config(f"method.name={name}", *extra, "train.steps=6", "train.checkpoint_minutes=0",
+                               "name=full"))
+    cfg = make_config(f"method.name={name}", *extra, "train.steps=6", "log.every=2",
+                      "train.checkpoint_minutes=1e-9", "name=cut")
+    run_interrupted_within(monkeypatch, cfg, 2, 5)
+    resumed = execute(cfg)
+    assert resumed.resumed_from == 2
+    events = [json.loads(line) for line in (resumed.run.path / "progress.jsonl").read_text().splitlines()]
+    starts = [e for e in events if e["event"] == "task_start" and e["task"] == 2]
+    assert [e.get("resume_step") for e in starts] == [None, 4]
+    assert [e["step"] for e in events if e["event"] == "resume_within_task"] == [4]
+    assert json.loads(full.run.results_path.read_text()) == json.loads(resumed.run.results_path.read_text())
+    assert same_adapter(final_adapter(full), final_adapter(resumed))
+    assert method_meta(full.run.path) == method_meta(resumed.run.path)
+    assert not (resumed.run.path / "progress").exists()
 
 
 def test_every_preset_names_a_registered_method():

@@ -2,7 +2,8 @@
 
 The log is read leniently, for pictures: a line that is not JSON is skipped and reported as a
 problem (the results matrix in ``results.json`` is the record; a damaged log only costs the
-curve). A task started again after an interruption replaces what the log held for it.
+curve). A task started again after an interruption replaces what the log held for it; one
+resumed within (a mid-task checkpoint) keeps its points up to the step it resumed at.
 """
 
 from __future__ import annotations
@@ -54,9 +55,12 @@ def read_loss_log(run_dir: Path, term: str = "ce") -> LossLog:
             continue
         if not isinstance(event, dict) or not isinstance(event.get("task"), int):
             continue
-        task = event["task"]
+        task, before = event["task"], log.points
         if event.get("event") == "task_start":  # a task (re)started: what followed it before is void
+            kept = event.get("resume_step")  # ... after the steps a mid-task checkpoint saved
             log.points = {t: pts for t, pts in log.points.items() if t < task}
+            if isinstance(kept, int) and before.get(task):
+                log.points[task] = [p for p in before[task] if p[0] <= kept]
         elif event.get("event") == "steps":
             value = event.get(term, event.get("loss"))
             if isinstance(value, (int, float)) and math.isfinite(value) and isinstance(event.get("step"), int):

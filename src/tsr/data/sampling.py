@@ -40,6 +40,18 @@ class BatchStream:
             out.append(self._order.pop(0))
         return out
 
+    def state(self) -> dict:
+        """Where the stream is: its generator and what is left of the current epoch (plain data)."""
+        return {"rng": self.rng.bit_generator.state, "order": list(self._order)}
+
+    def load_state(self, state: dict) -> None:
+        """Continue from a :meth:`state` of a stream over the same examples."""
+        order = [int(i) for i in state["order"]]
+        if any(not 0 <= i < len(self.encoded) for i in order):
+            raise ValueError(f"a saved batch position is out of range for {len(self.encoded)} examples")
+        self.rng.bit_generator.state = state["rng"]
+        self._order = order
+
     def next(self) -> Batch:
         idx = self.next_indices()
         return self.encoder.collate([self.encoded[i] for i in idx], [self.keys[i] for i in idx])

@@ -30,6 +30,7 @@ from ..model.learner import Learner
 from ..rng import derive_seed
 from .evaluation import Score, evaluate, scored_tasks
 from .predict import predict_tasks, round_folder
+from .progress import Checkpoints, TaskProgress, capture, drop_progress, restore, save_progress
 from .results import Results
 from .rundir import RunDir
 from .store import record_run
@@ -100,7 +101,8 @@ OnStep = Callable[[int, int, int, dict[str, float]], None]
 def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Example], train: TrainConfig, *,
              seed: int, index: int = 0, memory: Iterable[TaskRecord] = (), teachers: Teachers | None = None,
              dropout: bool = False, on_step: Sequence[OnStep] = (),
-             on_begin: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+             on_begin: Callable[[dict[str, Any]], None] | None = None,
+             resume: TaskProgress | None = None, checkpoints: Checkpoints | None = None) -> dict[str, Any]:
     """Train the adapter on one task with ``method``: ``begin_task``, ``train.steps`` steps,
     ``end_task``. Returns what the method reported (``begin_task``'s facts and ``end_task``'s).
 
@@ -109,6 +111,10 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
     after every optimiser step (logging, progress, evaluation on the way); ``on_begin`` hears
     ``begin_task``'s facts before the first step. The optimiser is built after ``begin_task``,
     so a method may change the trainable parameters there.
+
+    ``resume``: the task's saved progress (:mod:`tsr.engine.progress`), loaded after
+    ``begin_task`` and the optimiser are rebuilt; the steps go on from there. ``checkpoints``
+    says after which steps to save the progress.
     """
     ctx = TaskContext(index, task, list(examples), learner, tuple(memory), seed, train.batch_size,
                       teachers or Teachers(learner, "batch"), train.steps)
@@ -121,7 +127,13 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
     after_backward = getattr(method, "after_backward", None)
     after_step = getattr(method, "after_step", None)
     draws = ctx.rng("draw")
-    for step in range(train.steps):
+    first, spent, started = 0, 0.0, time.perf_counter()
+    if resume is not None:
+        restore(resume, ctx, optimiser, draws, method)
+        first, spent = resume.step, resume.seconds
+    if checkpoints is not None:
+        checkpoints.start()
+    for step in range(first, train.steps):
         draw = method.draw(ctx, draws)
         batch = ctx.batch(draw)
         terms = method.loss(ctx, batch, draw)
@@ -142,6 +154,8 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
         values = {k: float(v.detach()) for k, v in terms.items()} | {"loss": value}
         for callback in on_step:
             callback(index, step + 1, train.steps, values)
+        if checkpoints is not None and checkpoints.due(step + 1, train.steps):
+            checkpoints.save(capture(step + 1, spent + time.perf_counter() - started, ctx, optimiser, draws, method))
     learner.train_mode(False)
     return {**info, **(method.end_task(ctx) or {})}
 
@@ -196,17 +210,22 @@ class PhaseClock:
 
 
 def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results, run: RunDir,
-               report: Reporter | None = None) -> Results:
-    """Train through the tasks not yet in ``results``; checkpoint after each one."""
+               report: Reporter | None = None, progress: TaskProgress | None = None) -> Results:
+    """Train through the tasks not yet in ``results``; checkpoint after each one, and within a
+    task every ``train.checkpoint_minutes`` (:mod:`tsr.engine.progress`). ``progress``: the
+    saved progress of the first task to train, to go on from."""
     report = report or Silent()
     cfg, learner, stream = plan.cfg, plan.learner, plan.stream
     mode = cfg.train.teacher
     if mode == "auto":
         mode = "cached" if learner.device.type == "cpu" else "batch" if head_adapted(learner) else "hidden"
     teachers = Teachers(learner, mode, cfg.train.teacher_cache_mb)
-    board = (TensorBoardLog(run.path / "tensorboard", cfg.train.steps, results.completed)
+    within = progress.step if progress is not None and progress.task == results.completed else 0
+    board = (TensorBoardLog(run.path / "tensorboard", cfg.train.steps, results.completed, within)
              if cfg.log.tensorboard else None)
     k = len(stream)
+    checkpoints = (Checkpoints(lambda saved: save_progress(run.path, saved), cfg.train.checkpoint_minutes,
+                               cfg.log.every) if cfg.train.checkpoint_minutes > 0 else None)
     if results.completed == 0 and cfg.eval.all_tasks and results.zero_shot is None:
         results.set_zero_shot(evaluate_tasks(plan, range(k), round_folder(run.predictions_root, None)))
         run.log("zero_shot", **results.zero_shot)
@@ -214,17 +233,22 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
         started = time.time()
         task = stream[t]
         clock = PhaseClock(teachers)
+        resume, progress = (progress if progress is not None and progress.task == t else None), None
+        resumed = {"resume_step": resume.step} if resume is not None else {}
 
         def begin(info: dict[str, Any]) -> None:
             clock.lap("begin")  # begin_task: TSR's signature and routing, SDFT's rewrites, ...
-            run.log("task_start", task=t, name=task.name, **info)
-            report.task_start(t, plan, info)
+            run.log("task_start", task=t, name=task.name, **info, **resumed)
+            report.task_start(t, plan, {**info, **resumed})
 
         info = train_on(learner, method, task, plan.train[t], cfg.train, seed=cfg.seed, index=t, memory=memory,
                         teachers=teachers, dropout=cfg.lora.dropout > 0,
                         on_step=[StepLog(run, cfg.log.every, board), report.step],
-                        on_begin=begin)
+                        on_begin=begin, resume=resume, checkpoints=checkpoints)
         clock.lap("train")
+        if resume is not None:  # the steps before the interruption count too
+            clock.seconds["train"] += resume.seconds
+            started -= resume.seconds
         record = TaskRecord(t, task.name, task.kind.value, method.signature(),
                             tuple(plan.replay[t]), learner.adapter.state())
         memory.add(record)
@@ -236,6 +260,7 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
         clock.lap("eval")
         run.save_checkpoint(t + 1, learner.adapter.state(), method.state_dict(), results)
         run.write_results(results)
+        drop_progress(run.path)  # the task's end is saved: its progress is superseded
         clock.lap("checkpoint")
         seconds = time.time() - started
         run.log("task_end", task=t, name=task.name, seconds=round(seconds, 2),

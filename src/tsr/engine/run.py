@@ -27,6 +27,7 @@ from ..methods.registry import MethodSpec
 from ..model.learner import build_learner
 from ..rng import numpy_rng
 from .loop import Plan, Reporter, run_stream
+from .progress import TaskProgress, drop_progress, has_progress, load_progress
 from .results import Results, load_results
 from .store import record_run
 from .rundir import RunDir
@@ -132,6 +133,27 @@ def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False) 
         return _execute(plan, spec, run, report, grow)
 
 
+def _saved_progress(run: RunDir, completed: int) -> TaskProgress | None:
+    """The saved progress of the task after the last finished one, if the run left one. One that
+    belongs to an earlier task (its end was saved just before the kill) or cannot be read is
+    dropped, with a line in the log: the task then starts from its beginning, and no finished
+    work is lost."""
+    if not has_progress(run.path):
+        drop_progress(run.path)  # what a killed first save left
+        return None
+    try:
+        progress = load_progress(run.path)
+    except ValueError as err:
+        run.log("progress_dropped", task=completed, reason=str(err))
+        drop_progress(run.path)
+        return None
+    if progress.task != completed:
+        drop_progress(run.path)
+        return None
+    run.log("resume_within_task", task=completed, step=progress.step)
+    return progress
+
+
 def _execute(plan: Plan, spec: MethodSpec, run: RunDir, report: Reporter | None, grow: bool) -> Outcome:
     cfg, stream, learner = plan.cfg, plan.stream, plan.learner
     fingerprint, data_digest = (portable_fingerprint(cfg) if grow else cfg.fingerprint()), stream.digest()
@@ -173,7 +195,8 @@ def _execute(plan: Plan, spec: MethodSpec, run: RunDir, report: Reporter | None,
                          [t.metric for t in stream] if cfg.eval.predictions else None)
         run.log("resume", completed=checkpoint.completed)
     resumed_from = results.completed
-    results = run_stream(plan, method, memory, results, run, report)
+    progress = _saved_progress(run, results.completed)
+    results = run_stream(plan, method, memory, results, run, report, progress)
     run.write_results(results)
     run.log("run_end", metrics=results.metrics())
     record_run(Path(cfg.out_dir), run.path)

@@ -32,7 +32,7 @@ from .results import load_results
 
 INDEX = "index.sqlite"
 # Keys that never separate runs: the seed varies within a cell; the rest do not change results.
-NOT_A_SETTING = ("seed", "out_dir", "name", "model.threads")
+NOT_A_SETTING = ("seed", "out_dir", "name", "model.threads", "train.checkpoint_minutes")
 NOT_A_SETTING_PREFIXES = ("log.",)
 
 SCHEMA = """

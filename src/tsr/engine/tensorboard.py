@@ -3,8 +3,8 @@
 Optional: only this module imports TensorBoard's writer, and only when a run asks for it.
 Steps are counted across the stream (``task * train.steps + step``); scores, routing weights
 and metrics are indexed by the number of tasks learnt. A resumed run restarts the interrupted
-task, so its writer purges the events from that task's first step on: TensorBoard then shows
-each step once.
+task (or goes on from the step its mid-task checkpoint saved), so its writer purges the events
+from there on: TensorBoard then shows each step once.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ from .results import Results
 
 
 class TensorBoardLog:
-    def __init__(self, folder: Path, steps_per_task: int, completed: int = 0):
+    def __init__(self, folder: Path, steps_per_task: int, completed: int = 0, resume_step: int = 0):
         try:
             from torch.utils.tensorboard import SummaryWriter
         except ImportError as err:  # torch's writer needs the tensorboard package
             raise ConfigError("log.tensorboard: needs the 'tensorboard' package (pip install tensorboard)") from err
         self.steps_per_task = steps_per_task
-        purge = completed * steps_per_task + 1 if completed else None
+        purge = completed * steps_per_task + resume_step + 1 if completed or resume_step else None
         self.writer = SummaryWriter(str(folder), purge_step=purge)
 
     def steps(self, index: int, step: int, steps: int, means: dict[str, float]) -> None:

@@ -51,6 +51,7 @@ import torch
 from ..cl.buffer import draw_buffer, replay_pool
 from ..cl.losses import token_nll
 from ..cl.projection import agem_project, flatten, split_like
+from ..rng import restore_rng, rng_state
 from ..schema import require
 from .base import Method, MethodState, require_replay
 from .context import Draw, TaskContext
@@ -129,6 +130,13 @@ class AGEM(Method):
 
     def state_dict(self) -> MethodState:
         return MethodState({}, {"projected_steps": list(self._projected)})
+
+    def step_state(self) -> MethodState:
+        return MethodState({}, {"rng": rng_state(self._rng), "count": self._count})
+
+    def load_step_state(self, ctx: TaskContext, state: MethodState) -> None:
+        restore_rng(self._rng, state.meta["rng"])
+        self._count = int(state.meta["count"])
 
     def load_state_dict(self, learner, state: MethodState) -> None:
         self._projected = [int(n) for n in state.meta.get("projected_steps", [])]

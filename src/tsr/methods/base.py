@@ -16,6 +16,12 @@ The engine calls, per run and per task, in this order (enforced in :mod:`tsr.eng
    clip -> optimiser step -> ``after_step`` (optional).
 4. ``end_task(ctx)``; the task's record then stores ``signature()``, the replay data and the
    adapter snapshot; the checkpoint stores ``state_dict()``.
+
+A mid-task checkpoint (:mod:`tsr.engine.progress`) stores ``step_state()`` beside the adapter
+and the optimiser; a resume calls ``begin_task`` again, then ``load_step_state``. A method whose
+steps change its own state (a generator it draws from, a counter) returns that state there;
+``begin_task`` must depend only on the task's start (the adapter, the memory, seeded
+generators), so that calling it again rebuilds the rest.
 """
 
 from __future__ import annotations
@@ -65,6 +71,8 @@ class Contract(Protocol):
     def signature(self) -> torch.Tensor | None: ...
     def state_dict(self) -> MethodState: ...
     def load_state_dict(self, learner, state: MethodState) -> None: ...
+    def step_state(self) -> MethodState: ...
+    def load_step_state(self, ctx: TaskContext, state: MethodState) -> None: ...
 
 
 class GradientHooks(Protocol):
@@ -117,6 +125,14 @@ class Method:
 
     def state_dict(self) -> MethodState:
         return MethodState()
+
+    def step_state(self) -> MethodState:
+        """What this task's steps so far changed in the method and ``begin_task`` does not
+        rebuild (generators it draws from, counters): saved by a mid-task checkpoint."""
+        return MethodState()
+
+    def load_step_state(self, ctx: TaskContext, state: MethodState) -> None:
+        """Restore :meth:`step_state` (after ``begin_task`` ran again for the same task)."""
 
     def load_state_dict(self, learner, state: MethodState) -> None:
         """Restore what :meth:`state_dict` returned (the learner is already set up)."""

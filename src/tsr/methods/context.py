@@ -77,6 +77,17 @@ class TaskContext:
             self._streams[key] = BatchStream(self.learner.encoder, encoded, self.batch_size, rng, keys)
         return self._streams[key]
 
+    def stream_states(self) -> list[dict]:
+        """Where every batch stream opened so far stands (a mid-task checkpoint)."""
+        return [{"purpose": purpose, "source": source, "state": stream.state()}
+                for (purpose, source), stream in self._streams.items()]
+
+    def load_stream_states(self, states: list[dict]) -> None:
+        """Open the streams of :meth:`stream_states` (in their order) and move each to its state."""
+        for entry in states:
+            source = entry["source"]
+            self.stream(None if source is None else int(source), entry["purpose"]).load_state(entry["state"])
+
     def batch(self, draw: Draw) -> Batch:
         """The next training batch from where ``draw`` points."""
         return self.stream(draw.source).next()

@@ -43,6 +43,7 @@ import torch
 from ..cl.buffer import draw_buffer, replay_pool
 from ..cl.losses import masked_ce
 from ..errors import ConfigError
+from ..rng import restore_rng, rng_state
 from ..schema import require
 from .base import Method, MethodState, require_replay
 from .context import Draw, TaskContext
@@ -126,6 +127,12 @@ class DERPP(Method):
             tensors.update({f"task{j}.values": top.values, f"task{j}.indices": top.indices,
                             f"task{j}.offsets": top.offsets})
         return MethodState(tensors, {"buffered_tasks": len(self._stored), "top_k": self.params.top_k})
+
+    def step_state(self) -> MethodState:
+        return MethodState({}, {"rng": rng_state(self._rng)})
+
+    def load_step_state(self, ctx: TaskContext, state: MethodState) -> None:
+        restore_rng(self._rng, state.meta["rng"])
 
     def load_state_dict(self, learner, state: MethodState) -> None:
         n = int(state.meta.get("buffered_tasks", 0))

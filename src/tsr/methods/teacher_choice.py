@@ -23,6 +23,7 @@ import numpy as np
 import torch
 
 from ..cl.losses import masked_ce
+from ..rng import rng_from_state, rng_state
 from .context import TaskContext
 
 
@@ -37,6 +38,16 @@ class RandomTeachers:
         if self._task != ctx.index or self._rng is None:
             self._task, self._rng = ctx.index, ctx.rng("teacher-random")
         return int(self._rng.integers(ctx.index))
+
+    def state(self) -> dict:
+        return {"task": self._task, "rng": None if self._rng is None else rng_state(self._rng)}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "RandomTeachers":
+        out = cls()
+        out._task = state["task"]
+        out._rng = None if state["rng"] is None else rng_from_state(state["rng"])
+        return out
 
 
 @torch.no_grad()

@@ -50,7 +50,7 @@ from ..cl.sig_pack import shape
 from ..cl.signature_file import read_signature_file
 from ..cl.signatures import SIGNATURES, similarity, take
 from ..schema import require
-from .base import Method, ce_and_distillation, require_replay
+from .base import Method, MethodState, ce_and_distillation, require_replay
 from .context import Draw, TaskContext
 from .er import replay_or_target
 from .teacher_choice import RandomTeachers, min_ce_teacher
@@ -146,6 +146,16 @@ class TSR(Method):
 
     def signature(self) -> torch.Tensor | None:
         return self._signature
+
+    def step_state(self) -> MethodState:
+        random = getattr(self, "_random_teachers", None)
+        return MethodState({}, {"step": self._step, "taught": dict(self._taught),
+                                "random_teachers": random.state() if random is not None else None})
+
+    def load_step_state(self, ctx: TaskContext, state: MethodState) -> None:
+        self._step, self._taught = int(state.meta["step"]), {k: int(v) for k, v in state.meta["taught"].items()}
+        if state.meta.get("random_teachers") is not None:
+            self._random_teachers = RandomTeachers.from_state(state.meta["random_teachers"])
 
     def draw(self, ctx: TaskContext, rng: np.random.Generator) -> Draw:
         return replay_or_target(rng, self.params.alpha, self._replay_weights)

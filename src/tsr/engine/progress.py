@@ -1,0 +1,198 @@
+"""Mid-task checkpoints: a task's training saved between two steps, and resumed there.
+
+The run's checkpoint (:mod:`tsr.engine.rundir`) is taken when a task ends, so an interrupted
+run redoes the task it was in. Where a task takes long (A-GEM's reference gradient on a CPU,
+a 7B backbone on a GPU) the run also saves the task's progress every
+``train.checkpoint_minutes``, at a step that closes a log window (a multiple of
+``log.every``, so the loss log resumes without a torn window), into ``<run>/progress/``:
+
+- the adapter and the optimiser's state (AdamW's moments and step counts);
+- every random stream the remaining steps draw from: the engine's draw generator, each
+  batch stream the task opened (:class:`tsr.data.sampling.BatchStream`), torch's generator
+  (LoRA dropout), and the method's own (:meth:`tsr.methods.base.Method.step_state`: A-GEM's
+  memory draws, DER++'s buffer draws, TSR's step count and teacher tallies);
+- the step count and the training seconds spent so far.
+
+A resume restores the task's start as before (the last task-end checkpoint), calls the
+method's ``begin_task`` again (it depends only on that start, the task memory and seeded
+generators, so it rebuilds the same per-task state), then loads the progress over it and
+trains the remaining steps: the run ends bitwise as an uninterrupted one would (a test pins
+this for every registered method). The folder is removed once the task's end is saved; one
+left from an earlier task, or one that cannot be read, is dropped and the task starts from its
+beginning (nothing finished is lost).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import torch
+from safetensors import SafetensorError
+from safetensors.torch import load_file
+
+from ..atomic import remove_leftovers, replace_dir, temp_dir, write_json, write_tensors
+from ..methods.base import MethodState
+from ..methods.context import TaskContext
+from ..rng import restore_rng, rng_state
+
+FOLDER = "progress"
+
+
+@dataclass
+class TaskProgress:
+    """Everything the remaining steps of task ``task`` depend on after ``step`` steps."""
+
+    task: int
+    step: int
+    adapter: dict[str, torch.Tensor]
+    optimiser: dict[str, Any]
+    draws: dict[str, Any]                      # the engine's draw generator (NumPy state)
+    streams: list[dict[str, Any]]              # {"purpose", "source", "state"} per batch stream
+    method: MethodState
+    torch_rng: torch.Tensor
+    cuda_rng: list[torch.Tensor] = field(default_factory=list)
+    seconds: float = 0.0                       # training seconds of the task so far
+
+
+def optimiser_parts(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
+    """An optimiser's ``state_dict`` as (tensors, JSON): ``state.<param>.<key>`` tensors, the
+    rest (param groups, non-tensor entries) as plain data."""
+    tensors, plain = {}, {"param_groups": state["param_groups"], "scalars": {}}
+    for index, entries in state["state"].items():
+        for key, value in entries.items():
+            if isinstance(value, torch.Tensor):
+                tensors[f"state.{index}.{key}"] = value
+            else:
+                plain["scalars"][f"{index}.{key}"] = value
+    return tensors, plain
+
+
+def optimiser_state(tensors: dict[str, torch.Tensor], plain: dict[str, Any]) -> dict[str, Any]:
+    """The inverse of :func:`optimiser_parts`."""
+    state: dict[int, dict[str, Any]] = {}
+    for name, value in tensors.items():
+        _, index, key = name.split(".", 2)
+        state.setdefault(int(index), {})[key] = value
+    for name, value in plain.get("scalars", {}).items():
+        index, key = name.split(".", 1)
+        state.setdefault(int(index), {})[key] = value
+    return {"state": state, "param_groups": plain["param_groups"]}
+
+
+def save_progress(run_path: Path, progress: TaskProgress) -> None:
+    """Write ``progress`` into ``<run>/progress/`` as a whole (built aside, then swapped in)."""
+    final = Path(run_path) / FOLDER
+    tmp = temp_dir(final)
+    try:
+        opt_tensors, opt_plain = optimiser_parts(progress.optimiser)
+        write_tensors(tmp / "adapter.safetensors", progress.adapter)
+        write_tensors(tmp / "optimiser.safetensors", opt_tensors)
+        write_tensors(tmp / "method.safetensors", progress.method.tensors)
+        rng = {"torch_cpu": progress.torch_rng, **{f"cuda.{i}": s for i, s in enumerate(progress.cuda_rng)}}
+        write_tensors(tmp / "rng.safetensors", rng)
+        write_json(tmp / "state.json", {"task": progress.task, "step": progress.step, "seconds": progress.seconds,
+                                        "draws": progress.draws, "streams": progress.streams,
+                                        "optimiser": opt_plain, "method_meta": progress.method.meta})
+        replace_dir(tmp, final)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+
+
+def _saved(run_path: Path) -> Path | None:
+    """The progress folder, or the previous one where a kill interrupted the swap (it is
+    whole: :func:`tsr.atomic.replace_dir` renames it aside before the new one moves in)."""
+    for name in (FOLDER, f".{FOLDER}.old"):
+        if (Path(run_path) / name).is_dir():
+            return Path(run_path) / name
+    return None
+
+
+def load_progress(run_path: Path) -> TaskProgress:
+    """The saved progress; raises ValueError (with the file it could not read) when it is
+    missing a part or damaged."""
+    folder = _saved(run_path) or Path(run_path) / FOLDER
+    current = folder / "state.json"
+    try:
+        state = json.loads(current.read_text(encoding="utf-8"))
+        current = folder / "adapter.safetensors"
+        adapter = {k: v.clone() for k, v in load_file(str(current)).items()}  # clones: see load_checkpoint
+        current = folder / "optimiser.safetensors"
+        optimiser = optimiser_state({k: v.clone() for k, v in load_file(str(current)).items()}, state["optimiser"])
+        current = folder / "method.safetensors"
+        method = MethodState({k: v.clone() for k, v in load_file(str(current)).items()}, state["method_meta"])
+        current = folder / "rng.safetensors"
+        rng = load_file(str(current))
+        cuda = [rng[f"cuda.{i}"] for i in range(sum(k.startswith("cuda.") for k in rng))]
+        return TaskProgress(int(state["task"]), int(state["step"]), adapter, optimiser, state["draws"],
+                            list(state["streams"]), method, rng["torch_cpu"], cuda, float(state.get("seconds", 0.0)))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, SafetensorError) as err:
+        raise ValueError(f"{current}: {err}") from None
+
+
+def drop_progress(run_path: Path) -> None:
+    """Remove the progress folder (and what a killed write of it left)."""
+    while (folder := _saved(run_path)) is not None:
+        shutil.rmtree(folder)
+    remove_leftovers(Path(run_path), FOLDER)
+
+
+def has_progress(run_path: Path) -> bool:
+    return _saved(run_path) is not None
+
+
+class Checkpoints:
+    """When a task saves its progress: after a step that closes a log window (``step`` a
+    multiple of ``every``, not the last step), once ``minutes`` have passed since the task
+    (re)started or since the last save. ``minutes <= 0`` never saves."""
+
+    def __init__(self, save: Callable[[TaskProgress], None], minutes: float, every: int,
+                 clock: Callable[[], float] = time.monotonic):
+        self.save_to, self.minutes, self.every, self.clock = save, float(minutes), max(1, int(every)), clock
+        self.last = clock()
+        self.saved = 0
+
+    def start(self) -> None:
+        """A task (re)starts: the interval counts from now."""
+        self.last = self.clock()
+
+    def due(self, step: int, steps: int) -> bool:
+        return (self.minutes > 0 and step < steps and step % self.every == 0
+                and self.clock() - self.last >= self.minutes * 60)
+
+    def save(self, progress: TaskProgress) -> None:
+        self.save_to(progress)
+        self.saved += 1
+        self.last = self.clock()
+
+
+
+def capture(step: int, seconds: float, ctx: TaskContext, optimiser: torch.optim.Optimizer,
+            draws: np.random.Generator, method) -> TaskProgress:
+    """The progress of the task ``ctx`` describes, after ``step`` steps."""
+    learner = ctx.learner
+    cuda = torch.cuda.get_rng_state_all() if learner.device.type == "cuda" else []
+    return TaskProgress(ctx.index, step, learner.adapter.state(), optimiser.state_dict(), rng_state(draws),
+                        ctx.stream_states(), method.step_state(), torch.get_rng_state(), cuda, seconds)
+
+
+def restore(progress: TaskProgress, ctx: TaskContext, optimiser: torch.optim.Optimizer,
+            draws: np.random.Generator, method) -> None:
+    """Put the task back where ``progress`` left it (``begin_task`` has run again, the optimiser
+    is fresh). Raises ValueError (or RuntimeError, KeyError) when it does not fit this run."""
+    if progress.task != ctx.index:
+        raise ValueError(f"the saved progress is of task {progress.task}, not {ctx.index}")
+    ctx.learner.adapter.load(progress.adapter)
+    optimiser.load_state_dict(progress.optimiser)
+    restore_rng(draws, progress.draws)
+    ctx.load_stream_states(progress.streams)
+    method.load_step_state(ctx, progress.method)
+    torch.set_rng_state(progress.torch_rng)
+    if progress.cuda_rng and ctx.learner.device.type == "cuda":
+        torch.cuda.set_rng_state_all(progress.cuda_rng)

@@ -1,0 +1,137 @@
+"""Mid-task checkpoints (tsr.engine.progress): when they are taken, what a resume does with a
+damaged or stale one, and how the loss log reads a task resumed within. That a resumed run
+equals an uninterrupted one, for every method, is pinned in tests/invariants/test_contract.py."""
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import run_interrupted_within
+from tsr.analysis.runlog import read_loss_log
+from tsr.config import load_config
+from tsr.data.sampling import BatchStream
+from tsr.engine.progress import Checkpoints, load_progress, optimiser_parts, optimiser_state
+from tsr.engine.run import execute
+from tsr.errors import ConfigError
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_progress_is_saved_at_log_steps_once_the_interval_has_passed():
+    clock, saved = FakeClock(), []
+    points = Checkpoints(saved.append, minutes=1, every=5, clock=clock)
+    points.start()
+    due = []
+    for step in range(1, 31):
+        clock.now += 7  # seconds per step
+        if points.due(step, 30):
+            points.save(step)
+            due.append(step)
+    # 60 s have passed at step 9: the next log step is 10; then 60 s after 70 s (step 10) is 130 s,
+    # step 19, so step 20; never the last step (the task's end saves everything)
+    assert due == [10, 20] and saved == [10, 20]
+    assert not Checkpoints(saved.append, minutes=0, every=1, clock=clock).due(5, 30)
+
+
+def test_checkpoint_minutes_is_checked_and_never_renames_a_run():
+    with pytest.raises(ConfigError, match="train.checkpoint_minutes"):
+        load_config(None, ["train.checkpoint_minutes=-1"])
+    assert (load_config(None, ["train.checkpoint_minutes=0"]).fingerprint()
+            == load_config(None, ["train.checkpoint_minutes=30"]).fingerprint())
+
+
+def test_a_batch_stream_goes_on_from_its_saved_state():
+    def stream():
+        return BatchStream(None, list(range(7)), 3, np.random.default_rng(5))
+
+    a = stream()
+    for _ in range(4):
+        a.next_indices()
+    b = stream()
+    b.load_state(json.loads(json.dumps(a.state())))  # through the JSON it is saved as
+    assert [a.next_indices() for _ in range(6)] == [b.next_indices() for _ in range(6)]
+    with pytest.raises(ValueError, match="out of range"):
+        stream().load_state({**a.state(), "order": [9]})
+
+
+def test_optimiser_state_round_trips_through_tensors_and_json():
+    import torch
+
+    params = [torch.nn.Parameter(torch.randn(3, 2)), torch.nn.Parameter(torch.randn(4))]
+    opt = torch.optim.AdamW(params, lr=1e-2)
+    for _ in range(3):
+        sum((p ** 2).sum() for p in params).backward()
+        opt.step()
+        opt.zero_grad()
+    tensors, plain = optimiser_parts(opt.state_dict())
+    fresh = torch.optim.AdamW(params, lr=1e-2)
+    fresh.load_state_dict(optimiser_state(tensors, json.loads(json.dumps(plain))))
+    for i in range(2):
+        for key in ("exp_avg", "exp_avg_sq", "step"):
+            assert torch.equal(fresh.state[params[i]][key], opt.state[params[i]][key])
+
+
+def _interrupted(make_config, monkeypatch, name):
+    cfg = make_config("method.name=er", "train.steps=6", "log.every=2", "train.checkpoint_minutes=1e-9",
+                      f"name={name}")
+    run_interrupted_within(monkeypatch, cfg, 1, 5)
+    return cfg, Path(cfg.out_dir) / name
+
+
+def _events(run, kind):
+    return [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()
+            if json.loads(line)["event"] == kind]
+
+
+def test_a_damaged_progress_is_dropped_and_the_task_redone(make_config, monkeypatch):
+    whole = execute(make_config("method.name=er", "train.steps=6", "name=whole")).results
+    cfg, run = _interrupted(make_config, monkeypatch, "damaged")
+    assert load_progress(run).step == 4 and load_progress(run).task == 1
+    (run / "progress" / "optimiser.safetensors").write_bytes(b"\x00\x01")  # torn by a disk fault
+    out = execute(cfg)
+    assert out.results.acc == whole.acc and out.results.loss == whole.loss
+    dropped = _events(run, "progress_dropped")
+    assert len(dropped) == 1 and "optimiser.safetensors" in dropped[0]["reason"]
+    assert [e.get("resume_step") for e in _events(run, "task_start") if e["task"] == 1] == [None, None]
+    assert not (run / "progress").exists()
+
+
+def test_progress_of_a_task_already_saved_is_ignored(make_config, monkeypatch):
+    """A kill between the task-end checkpoint and the removal of the task's progress leaves
+    progress of a finished task: the resume starts the next task from its beginning."""
+    whole = execute(make_config("method.name=er", "train.steps=6", "name=whole")).results
+    cfg, run = _interrupted(make_config, monkeypatch, "stale")
+    state = json.loads((run / "progress" / "state.json").read_text())
+    (run / "progress" / "state.json").write_text(json.dumps({**state, "task": 0}))
+    out = execute(cfg)
+    assert out.results.acc == whole.acc and out.results.loss == whole.loss
+    assert _events(run, "resume_within_task") == [] and not (run / "progress").exists()
+
+
+def test_the_loss_log_keeps_a_resumed_task_up_to_its_saved_step(make_config, monkeypatch):
+    cfg, run = _interrupted(make_config, monkeypatch, "curve")
+    assert [s for s, _ in read_loss_log(run).points[1]] == [2, 4]  # step 5 closed no window
+    execute(cfg)
+    log = read_loss_log(run)
+    assert {t: [s for s, _ in pts] for t, pts in log.points.items()} == {0: [2, 4, 6], 1: [2, 4, 6], 2: [2, 4, 6]}
+    assert log.problems == []
+
+
+def test_a_kill_during_the_swap_resumes_from_the_previous_progress(make_config, monkeypatch):
+    """replace_dir renames the old progress aside before the new one moves in; a kill between
+    the two renames leaves only ``.progress.old``, which is whole and is resumed from."""
+    whole = execute(make_config("method.name=er", "train.steps=6", "name=whole")).results
+    cfg, run = _interrupted(make_config, monkeypatch, "swap")
+    (run / "progress").rename(run / ".progress.old")
+    out = execute(cfg)
+    assert out.results.acc == whole.acc and out.results.loss == whole.loss
+    assert [e["step"] for e in _events(run, "resume_within_task")] == [4]
+    assert sorted(p.name for p in run.iterdir() if p.name.startswith(".")) == []

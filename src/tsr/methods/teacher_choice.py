@@ -1,4 +1,5 @@
-"""TSR's per-batch teacher choices of the distillation audit: ``random`` and ``oracle``.
+"""Which snapshot TSR distils a batch against (:func:`pick_teacher`), with the per-batch
+choices of the distillation audit: ``random`` and ``oracle``.
 
 The reference paper's teacher-identity ablation (Appendix "Distillation: the full ablation
 record", Table "Teacher-identity ablation") compares the routed teacher with a *random teacher
@@ -19,12 +20,15 @@ initialisation is not a snapshot; ``reference=base`` is that anchor).
 
 from __future__ import annotations
 
+from typing import Hashable
+
 import numpy as np
 import torch
 
 from ..cl.losses import masked_ce
+from ..model.adapter import State
 from ..rng import rng_from_state, rng_state
-from .context import TaskContext
+from .context import Draw, TaskContext
 
 
 class RandomTeachers:
@@ -63,3 +67,31 @@ def min_ce_teacher(ctx: TaskContext, batch) -> int:
         return 0
     losses = snapshot_ce(ctx, batch)
     return min(range(len(losses)), key=lambda j: (losses[j], j))
+
+
+def pick_teacher(kind: str, ctx: TaskContext, draw: Draw, batch, top: int | None,
+                 random: RandomTeachers) -> tuple[Hashable, State] | None:
+    """(teacher id, adapter state) for a batch under TSR's ``reference`` rule ``kind``, or None
+    when it is not distilled (``none``; the first task, except under ``base``). ``top`` is the
+    top-routed past task; ``oracle`` needs the ``batch``.
+
+    Every snapshot teacher is named ``("task", j)``, whichever rule chose it, so the teacher
+    cache shares its entries between rules; ``random`` draws once per distilled batch."""
+    t = ctx.index
+    if kind == "none":
+        return None
+    if kind == "base":
+        return ("init",), ctx.learner.init_state
+    if t == 0:
+        return None
+    if kind == "random":
+        j = random.draw(ctx)
+    elif kind == "oracle":
+        j = min_ce_teacher(ctx, batch)
+    elif kind == "recent" or (kind == "hybrid" and not draw.is_replay):
+        j = t - 1
+    elif kind == "top" or not draw.is_replay:
+        j = top
+    else:
+        j = draw.source
+    return ("task", j), ctx.snapshot_of(j)

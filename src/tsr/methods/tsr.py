@@ -53,7 +53,7 @@ from ..schema import require
 from .base import Method, MethodState, ce_and_distillation, require_replay
 from .context import Draw, TaskContext
 from .er import replay_or_target
-from .teacher_choice import RandomTeachers, min_ce_teacher
+from .teacher_choice import RandomTeachers, pick_teacher
 
 Reference = Literal["era", "recent", "base", "hybrid", "top", "random", "oracle", "none"]
 
@@ -105,6 +105,7 @@ class TSR(Method):
         self._top: int | None = None
         self._step = 0  # steps of the current task so far (kd_timing: posthoc)
         self._taught: dict[str, int] = {}  # distilled batches per teacher in the current task
+        self._random = RandomTeachers()    # reference: random
 
     @classmethod
     def validate(cls, params: TSRParams, stream, cfg) -> None:
@@ -148,44 +149,19 @@ class TSR(Method):
         return self._signature
 
     def step_state(self) -> MethodState:
-        random = getattr(self, "_random_teachers", None)
-        return MethodState({}, {"step": self._step, "taught": dict(self._taught),
-                                "random_teachers": random.state() if random is not None else None})
+        return MethodState({}, {"step": self._step, "taught": dict(self._taught), "random": self._random.state()})
 
     def load_step_state(self, ctx: TaskContext, state: MethodState) -> None:
         self._step, self._taught = int(state.meta["step"]), {k: int(v) for k, v in state.meta["taught"].items()}
-        if state.meta.get("random_teachers") is not None:
-            self._random_teachers = RandomTeachers.from_state(state.meta["random_teachers"])
+        self._random = RandomTeachers.from_state(state.meta["random"])
 
     def draw(self, ctx: TaskContext, rng: np.random.Generator) -> Draw:
         return replay_or_target(rng, self.params.alpha, self._replay_weights)
 
     def reference(self, ctx: TaskContext, draw: Draw, batch=None) -> tuple[Hashable, dict] | None:
-        """(teacher id, adapter state) for a batch, or None when it is not distilled.
-
-        Every snapshot teacher is named ``("task", j)``, whichever rule chose it, so the teacher
-        cache shares its entries between rules. ``random`` draws from its own per-task generator
-        (one draw per distilled batch); ``oracle`` needs the ``batch``."""
-        kind, t = self.params.reference, ctx.index
-        if kind == "none":
-            return None
-        if kind == "base":
-            return ("init",), ctx.learner.init_state
-        if t == 0:
-            return None
-        if kind == "random":
-            if getattr(self, "_random_teachers", None) is None:
-                self._random_teachers = RandomTeachers()
-            j = self._random_teachers.draw(ctx)
-        elif kind == "oracle":
-            j = min_ce_teacher(ctx, batch)
-        elif kind == "recent" or (kind == "hybrid" and not draw.is_replay):
-            j = t - 1
-        elif kind == "top" or not draw.is_replay:
-            j = self._top
-        else:
-            j = draw.source
-        return ("task", j), ctx.snapshot_of(j)
+        """(teacher id, adapter state) for a batch, or None when it is not distilled
+        (:func:`tsr.methods.teacher_choice.pick_teacher`; ``oracle`` needs the ``batch``)."""
+        return pick_teacher(self.params.reference, ctx, draw, batch, self._top, self._random)
 
     def end_task(self, ctx: TaskContext) -> dict[str, Any] | None:
         """``teachers``: how many distilled batches each teacher served in this task (a past

@@ -29,6 +29,8 @@ def test_a_run_resumed_within_a_task_says_so(tiny_model, toy_stream, tmp_path, c
     with interrupting(monkeypatch, 1, 3):  # progress of task 1 saved at step 2
         assert main(args) == 130
     assert "run the same command again to resume" in capsys.readouterr().err
+    main(["table", str(tmp_path), "--format", "md"])  # a grid in progress lists how far the run got
+    assert "1 tasks finished, task 2 saved at step 2" in " ".join(capsys.readouterr().err.split())
     assert main(args) == 0
     captured = capsys.readouterr()
     assert "resumed after task 1" in " ".join(captured.out.split())

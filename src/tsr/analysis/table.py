@@ -24,6 +24,7 @@ from rich.table import Table
 from ..data.example import GEN_METRICS
 from ..data.records import read_yaml
 from ..engine import store
+from ..engine.progress import saved_step
 from ..engine.results import Results, load_results
 from ..engine.store import flatten
 from ..errors import RunError
@@ -163,8 +164,16 @@ def aggregate(summaries: list[RunSummary], metrics: tuple[str, ...] = METRICS):
 
 
 def unfinished(summaries: list[RunSummary]) -> list[str]:
-    """One line per run that has not finished: its folder and how far it got."""
-    return [f"{s.path}: {s.method} seed {s.seed}, {s.completed} tasks finished" for s in summaries if not s.finished]
+    """One line per run that has not finished: its folder and how far it got (with the step a
+    mid-task checkpoint saved in the next task, where there is one)."""
+    lines = []
+    for s in summaries:
+        if s.finished:
+            continue
+        within = saved_step(s.path)
+        step = f", task {within[0] + 1} saved at step {within[1]}" if within and within[0] == s.completed else ""
+        lines.append(f"{s.path}: {s.method} seed {s.seed}, {s.completed} tasks finished{step}")
+    return lines
 
 
 def _cell(stat: tuple[float, float, int] | None, signed: bool) -> str:

@@ -147,6 +147,17 @@ def has_progress(run_path: Path) -> bool:
     return _saved(run_path) is not None
 
 
+def saved_step(run_path: Path) -> tuple[int, int] | None:
+    """(task, step) of the saved progress, for listings; None when there is none or it cannot
+    be read (a resume then starts the task from its beginning)."""
+    folder = _saved(run_path)
+    try:
+        state = json.loads((folder / "state.json").read_text(encoding="utf-8")) if folder else None
+        return (int(state["task"]), int(state["step"])) if state else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 class Checkpoints:
     """When a task saves its progress: after a step that closes a log window (``step`` a
     multiple of ``every``, not the last step), once ``minutes`` have passed since the task

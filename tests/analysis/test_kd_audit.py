@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from badinputs import refuse
-from tsr.analysis.kd_audit import kd_markdown, kd_summary, plan_kd
+from tsr.analysis.kd_audit import kd_figure, kd_markdown, kd_summary, plan_kd
 from tsr.analysis.table import RunSummary, summarise
 from tsr.analysis.variants import cells, plan_grid
 from tsr.cli import main
 from tsr.engine import loop
 from tsr.engine.compare import Point, point_dir
+from tsr.errors import ConfigError
 
 TINY = ["train.steps=3", "stream.budget=6", "stream.replay_per_task=4", "stream.test_cap=4", "stream.max_length=48",
         "model.threads=1", "model.compile=false", "method.probe_batches=1"]
@@ -98,6 +99,33 @@ def test_plan_kd_gives_teachers_to_methods_that_have_them():
         ("tsr", "era", 0, ("method.reference=era",)), ("tsr", "era", 1, ("method.reference=era",)),
         ("tsr", "oracle", 0, ("method.reference=oracle",)), ("tsr", "oracle", 1, ("method.reference=oracle",)),
         ("er", "-", 0, ()), ("er", "-", 1, ())]
+
+
+def test_reshapes_are_era_runs_reported_apart_from_the_teachers():
+    points = plan_kd(["tsr", "er"], ["era", "none"], [0], ["repel", "amplify"])
+    assert [(p.method, p.variant, p.overrides) for p in points] == [
+        ("tsr", "era", ("method.reference=era",)), ("tsr", "none", ("method.reference=none",)),
+        ("tsr", "era+repel", ("method.reference=era", "method.kd_reshape=repel")),
+        ("tsr", "era+amplify", ("method.reference=era", "method.kd_reshape=amplify")), ("er", "-", ())]
+    runs = _runs({("tsr", "era"): [0.70, 0.74], ("tsr", "random"): [0.69, 0.73], ("tsr", "none"): [0.58, 0.60],
+                  ("tsr", "era+repel"): [0.20, 0.30], ("tsr", "era+amplify"): [0.60, 0.62]})
+    summary = kd_summary(cells(runs), ["era", "random", "none"], ["repel", "amplify"])
+    tsr = summary["methods"]["tsr"]
+    assert list(tsr["teachers"]) == ["era", "random", "none"] and list(tsr["reshapes"]) == ["era+repel", "era+amplify"]
+    # the reshaped runs stay out of C9: the spread is era's and random's, the drop era's over none
+    assert tsr["c9"]["anchored"] == ["era", "random"] and tsr["c9"]["spread"] == pytest.approx(0.01)
+    assert tsr["c9"]["drop"] == pytest.approx(0.72 - 0.59)
+    assert tsr["reshapes"]["era+repel"]["vs_era"]["mean"] == pytest.approx(-0.47)  # -.50 and -.44, paired
+    text = kd_markdown(summary)
+    assert "| tsr | era+repel | 0.250 ± 0.071 |" in text and "| tsr | era+amplify | 0.610 ± 0.014 |" in text
+    with pytest.raises(ConfigError, match="--reshape: unknown reshape 'louder'"):
+        plan_kd(["tsr"], ["era"], [0], ["louder"])
+    fig = kd_figure(summary, "reshapes")  # the reshaped rows beside the teachers, in their own colour
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["era", "random", "none", "era+repel", "era+amplify"]
+    assert ax.get_ylim()[0] < 0.20  # a catastrophic reshape stays on the panel
+    import matplotlib.pyplot as plt
+    plt.close(fig)
 
 
 def test_a_variant_is_the_run_of_its_config_and_era_is_the_plain_tsr_run(tiny_model, toy_stream, tmp_path):

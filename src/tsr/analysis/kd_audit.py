@@ -12,6 +12,12 @@ other setting of the run is the config's; each (teacher, seed) is an ordinary ru
 Methods without a ``reference`` parameter (``er``, ``seqft``, ...) may be added as baselines:
 they run once per seed, in the row ``-``.
 
+``--reshape`` adds the paper's loss-reshaping interventions (Table "Loss-reshaping
+interventions on the distillation term"): each a run of the ``era`` teacher with
+``method.kd_reshape`` set (:mod:`tsr.methods.distillation`: ``amplify``, ``residual``,
+``repel``, ``selective``), in the rows ``era+<reshape>``, with its Overall minus plain ``era``
+paired by seed. They are not teachers: C9's spread and drop leave them out.
+
 The table gives Overall, Plas and BWT (mean ± std over seeds) and each teacher's Overall minus
 ``era``'s, paired by seed (mean ± standard error; ``*`` beyond two standard errors). C9's
 numbers, per method with teachers, from the mean Overall of each teacher: the *spread* among
@@ -36,6 +42,7 @@ from typing import get_args
 from ..engine.compare import Point
 from ..errors import ConfigError
 from ..methods.registry import resolve_method
+from ..methods.distillation import RESHAPES
 from ..methods.tsr import Reference
 from .report_files import write_report_files
 from .variants import beyond_noise, check_methods, dot_panel, fmt, fmt_paired, paired
@@ -50,19 +57,29 @@ def has_teachers(method: str) -> bool:
     return any(f.name == "reference" for f in dataclasses.fields(resolve_method({"name": method}).params))
 
 
-def plan_kd(methods: list[str], teachers: list[str], seeds: list[int]) -> list[Point]:
-    """Each method with a ``reference`` parameter once per teacher, other methods once; every seed."""
+def reshape_label(reshape: str) -> str:
+    return f"{BASELINE}+{reshape}"
+
+
+def plan_kd(methods: list[str], teachers: list[str], seeds: list[int], reshapes: list[str] = ()) -> list[Point]:
+    """Each method with a ``reference`` parameter once per teacher and once per reshape (of the
+    ``era`` teacher), other methods once; every seed."""
     check_methods(methods)
     for t in teachers:
         if t not in TEACHERS:
             raise ConfigError(f"--teachers: unknown teacher {t!r} (known: {', '.join(TEACHERS)})")
     if not teachers:
         raise ConfigError("--teachers: give at least one teacher")
+    for r in reshapes:
+        if r not in RESHAPES[1:]:
+            raise ConfigError(f"--reshape: unknown reshape {r!r} (known: {', '.join(RESHAPES[1:])})")
     if not any(has_teachers(m) for m in methods):
         raise ConfigError(f"--methods: none of {', '.join(methods)} has teachers (method.reference); add tsr")
     points = []
     for m in methods:
         variants = [(t, (f"method.reference={t}",)) for t in teachers] if has_teachers(m) else [(NO_TEACHER, ())]
+        if has_teachers(m):
+            variants += [(reshape_label(r), (f"method.reference={BASELINE}", f"method.kd_reshape={r}")) for r in reshapes]
         points += [Point(m, s, extra, v) for v, extra in variants for s in seeds]
     return points
 
@@ -74,9 +91,11 @@ def anchor_effect(anchored: dict, none: dict) -> dict:
     return {**stat, "clear": beyond_noise(stat) and stat["mean"] > 0}
 
 
-def kd_summary(table: dict[str, dict[str, dict]], teachers: list[str]) -> dict:
-    """Per method: its cells in teacher order, the paired difference to ``era`` and C9's numbers."""
-    out: dict = {"teachers": list(teachers), "baseline": BASELINE, "methods": {}}
+def kd_summary(table: dict[str, dict[str, dict]], teachers: list[str], reshapes: list[str] = ()) -> dict:
+    """Per method: its cells in teacher order, the paired difference to ``era`` and C9's numbers;
+    the reshaped runs apart (``reshapes``: their cells, each paired with plain ``era``)."""
+    out: dict = {"teachers": list(teachers), "reshapes": [reshape_label(r) for r in reshapes],
+                 "baseline": BASELINE, "methods": {}}
     plain = {m: v[NO_TEACHER]["overall"]["mean"] for m, v in table.items()
              if NO_TEACHER in v and v[NO_TEACHER]["overall"]["n"] and not math.isnan(v[NO_TEACHER]["overall"]["mean"])}
     for method, variants in table.items():
@@ -106,7 +125,13 @@ def kd_summary(table: dict[str, dict[str, dict]], teachers: list[str]) -> dict:
         if anchored and plain:  # the paper's "no distillation (sequential FT)": a method without teachers
             top = max(anchored.values())
             c9["drop_to"] = {m: top - v for m, v in plain.items()}
-        out["methods"][method] = {"teachers": rows, "c9": c9}
+        reshaped = {}
+        for label in out["reshapes"]:
+            if label in variants:
+                reshaped[label] = dict(variants[label])
+                if BASELINE in variants:
+                    reshaped[label]["vs_era"] = paired(variants[label], variants[BASELINE])
+        out["methods"][method] = {"teachers": rows, "reshapes": reshaped, "c9": c9}
     return out
 
 
@@ -114,7 +139,7 @@ def kd_markdown(summary: dict) -> str:
     lines = ["| method | teacher | Overall | Plas | BWT | Overall − era (paired ± se) | seeds |",
              "|---|---|---|---|---|---|---|"]
     for method, r in summary["methods"].items():
-        for t, c in r["teachers"].items():
+        for t, c in {**r["teachers"], **r.get("reshapes", {})}.items():
             diff = "0 (default)" if t == BASELINE else fmt_paired(c.get("vs_era"))
             lines.append(f"| {method} | {t} | {fmt(c['overall'])} | {fmt(c['plas'])} | {fmt(c['bwt'], True)} | "
                          f"{diff if t != NO_TEACHER else '-'} | {c['overall']['n']} |")
@@ -150,26 +175,31 @@ def kd_figure(summary: dict, title: str):
 
     withs = [m for m, r in summary["methods"].items() if "c9" in r]
     plain = {m: r["teachers"][NO_TEACHER] for m, r in summary["methods"].items() if "c9" not in r}
-    fig, axes = plt.subplots(1, len(withs), figsize=(max(4.8, 0.75 * len(summary["teachers"]) + 2.2) * len(withs), 3.6),
+    labels = summary["teachers"] + summary.get("reshapes", [])
+    fig, axes = plt.subplots(1, len(withs), figsize=(max(4.8, 0.75 * len(labels) + 2.2) * len(withs), 3.6),
                              squeeze=False)
     tab10 = matplotlib.colormaps["tab10"]
     colors = {t: ("#777777" if t == "none" else "#1f4e9a" if t == BASELINE else tab10(0)) for t in summary["teachers"]}
+    colors.update({r: tab10(3) for r in summary.get("reshapes", [])})  # reshaped era: not a teacher
     for ax, m in zip(axes.flat, withs):
-        rows = summary["methods"][m]["teachers"]
-        dot_panel(ax, summary["teachers"], rows.get, colors=colors)
+        rows = {**summary["methods"][m]["teachers"], **summary["methods"][m].get("reshapes", {})}
+        dot_panel(ax, labels, rows.get, colors=colors)
         low, high = ax.get_ylim()  # the teachers' range: a baseline far outside it is named at the edge,
         margin = max(0.05, 0.5 * (high - low))  # not drawn, so the spread among teachers stays visible
+        drawn = []
         for i, (name, cell) in enumerate(plain.items()):
             if not cell["overall"]["n"]:
                 continue
             mean = cell["overall"]["mean"]
             if low - margin <= mean <= high + margin:
                 ax.axhline(mean, color=tab10(1 + i), ls="--", lw=1.0, label=f"{name} (no teacher)")
+                drawn.append(mean)
             else:
                 below = mean < low
                 ax.annotate(f"{'↓' if below else '↑'} {name} (no teacher): {mean:.3f}", xy=(0.01, 0.02 if below else 0.98),
                             xycoords="axes fraction", va="bottom" if below else "top", fontsize=7, color=tab10(1 + i))
-        ax.set_ylim(low, high)
+        pad = 0.03 * (high - low)  # a baseline drawn outside the teachers' range widens the panel to show it
+        ax.set_ylim(min([low, *[d - pad for d in drawn]]), max([high, *[d + pad for d in drawn]]))
         c9 = summary["methods"][m]["c9"]
         note = []
         if "spread" in c9:
@@ -181,7 +211,8 @@ def kd_figure(summary: dict, title: str):
         note += [f"to {other} {gap:+.3f}" for other, gap in c9.get("drop_to", {}).items()]
         lines = [", ".join(note[i:i + 2]) for i in range(0, len(note), 2)]  # two notes a line: the title fits
         ax.set_title("\n".join([m, *lines]), fontsize=9)
-        ax.set_xlabel("teacher (method.reference)", fontsize=8)
+        ax.set_xlabel("teacher (method.reference)" + (", then era reshaped (method.kd_reshape)"
+                                                      if summary.get("reshapes") else ""), fontsize=8)
         ax.set_ylabel("Overall (final mean accuracy)", fontsize=8)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, loc="best")
@@ -190,8 +221,9 @@ def kd_figure(summary: dict, title: str):
     return fig
 
 
-def write_kd_report(out: Path, table: dict, teachers: list[str], title: str, command: str | None = None) -> dict:
+def write_kd_report(out: Path, table: dict, teachers: list[str], title: str, command: str | None = None,
+                    reshapes: list[str] = ()) -> dict:
     """kd.json, kd.md and kd.png into ``out``; returns the summary."""
-    summary = kd_summary(table, teachers)
+    summary = kd_summary(table, teachers, reshapes)
     return write_report_files(out, "kd", f"Distillation audit · {title}", summary, kd_markdown(summary),
                               kd_figure(summary, f"teacher-identity ablation · {title}"), command)

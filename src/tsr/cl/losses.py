@@ -70,3 +70,14 @@ def kd_kl_from_log_probs(student_logits: torch.Tensor, teacher_log_probs: torch.
     kl = (log_t.exp() * (log_t - log_s)).sum(-1)
     weights = mask.to(kl.dtype)
     return (kl * weights).sum() / weights.sum().clamp(min=1.0) * (t * t)
+
+
+def exact_match_rows(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Per example, whether every supervised token is the argmax of the prediction at its
+    position (teacher-forced exact match: the evaluation's criterion, and the condition for
+    greedy decoding to reproduce the answer). An example without supervised tokens is not
+    correct. ``logits`` may be log-probabilities at any temperature (the argmax is the same)."""
+    target = labels[:, 1:]
+    mask = target != IGNORE
+    hit = (logits[:, :-1, :].argmax(-1) == target) | ~mask
+    return hit.all(1) & mask.any(1)

@@ -14,7 +14,7 @@ from typing import Sequence
 
 import torch
 
-from ..cl.losses import token_nll
+from ..cl.losses import exact_match_rows, token_nll
 from ..data.collate import Encoded, fit
 from ..model.learner import Learner
 
@@ -47,9 +47,9 @@ def example_correct(learner: Learner, encoded: Sequence[Encoded], batch_size: in
         batch = learner.encoder.collate([encoded[i] for i in idx])
         logits, labels = learner.answer_logits(batch)
         nll, mask = token_nll(logits, labels)
-        hit = (logits[:, :-1, :].argmax(-1) == labels[:, 1:]) | ~mask
+        hit = exact_match_rows(logits, labels)
         for row, i in enumerate(idx):
-            correct[i] = bool(hit[row].all()) and bool(mask[row].any())
+            correct[i] = bool(hit[row])
             nll_sum[i] = float(nll[row].sum())
             count[i] = int(mask[row].sum())
     return correct, nll_sum, count

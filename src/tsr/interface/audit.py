@@ -65,6 +65,7 @@ Reads the folder's saved arms (nothing is trained) and writes arm-table.md/.csv/
     "kd": """examples:
   tsr audit kd --teachers era,random,oracle,recent,base,none --seeds 0,1,2,3,4 --workers 2
   tsr audit kd --methods tsr,er --teachers era,none --seeds 0,1 train.steps=300
+  tsr audit kd --teachers era,none --reshape amplify,residual,repel,selective --seeds 0,1,2   # loss reshaping
   tsr audit kd --report-only --seeds 0,1,2,3,4          # the runs finished so far
 Each (teacher, seed) is the ordinary run of `tsr run method.name=tsr method.reference=TEACHER seed=S`
 (shared with tsr compare / tsr table, resumable). Teachers: era (default), random, oracle
@@ -325,13 +326,14 @@ def cmd_audit_kd(args: argparse.Namespace, console: Console) -> int:
 
     config, overrides = _split_args(args.items)
     teachers = _csv(args.teachers) or list(kd.DEFAULT_TEACHERS)
-    points = kd.plan_kd(_csv(args.methods) or [], teachers, _csv(args.seeds, int, "--seeds") or [0])
+    reshapes = _csv(args.reshape) or []
+    points = kd.plan_kd(_csv(args.methods) or [], teachers, _csv(args.seeds, int, "--seeds") or [0], reshapes)
     cfg, stream = va.base_stream(config, overrides)
     grid = va.plan_grid(config, overrides, points)
     out = Path(args.out) if args.out else va.audit_dir(cfg, stream, "kd", overrides)
     runs = _variant_runs(args, console, grid, out, f"distillation audit of {stream.name}")
     command = "tsr audit kd " + " ".join(args.argv_tail) if args.argv_tail else None
-    summary = kd.write_kd_report(out, va.cells(runs), teachers, stream.name, command)
+    summary = kd.write_kd_report(out, va.cells(runs), teachers, stream.name, command, reshapes)
     console.print(kd.kd_markdown(summary), markup=False)
     console.print(f"saved to {out}")
     return 0
@@ -446,6 +448,8 @@ def add_audit_parser(add) -> None:
                    "also hybrid, top)")
     q.add_argument("--methods", default="tsr", help="comma-separated methods: those with method.reference run "
                    "every teacher, others (er, seqft) once as baselines (default tsr)")
+    q.add_argument("--reshape", help="also the era teacher with each of these loss reshapings "
+                   "(method.kd_reshape: amplify, residual, repel, selective), rows era+<reshape>")
     q.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
     q.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel runs")
     q.add_argument("--out", help="report folder (default: <out_dir>/audit-kd-<stream>-<fingerprint>)")

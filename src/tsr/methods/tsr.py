@@ -28,6 +28,9 @@ Choices the paper leaves open, stated here:
   of the paper's undefined "pool-hybrid" variant.
 - ``replay: uniform`` draws past tasks uniformly while routing still picks the teacher
   (the official code's ``tsr_v1``).
+- ``kd_reshape`` (``amplify``, ``residual``, ``repel``, ``selective``; default ``none``) reshapes
+  the distillation term as the audit's loss-reshaping interventions do, in our readings
+  (:mod:`tsr.methods.distillation`); ``kd_gamma`` and ``kd_repel`` are their strengths.
 - ``kd_timing: posthoc`` is the distillation audit's "KD after CE" (Appendix "Timing and
   weight"), which the paper does not specify further. Our reading keeps the task's step
   budget: its first steps train the cross-entropy alone, its last ``round(kd_posthoc *
@@ -53,6 +56,7 @@ from ..schema import require
 from .base import Method, MethodState, ce_and_distillation, require_replay
 from .context import Draw, TaskContext
 from .er import replay_or_target
+from .distillation import Reshaper, kd_phase
 from .teacher_choice import RandomTeachers, pick_teacher
 
 Reference = Literal["era", "recent", "base", "hybrid", "top", "random", "oracle", "none"]
@@ -74,6 +78,9 @@ class TSRParams:
     kd_mask: Literal["attended", "answer"] = "attended"
     kd_timing: Literal["interleaved", "posthoc"] = "interleaved"
     kd_posthoc: float = 0.2
+    kd_reshape: Literal["none", "amplify", "residual", "repel", "selective"] = "none"
+    kd_gamma: float = 4.0
+    kd_repel: float = 1e-3
 
     def check(self, path: str) -> None:
         require(0.0 <= self.alpha <= 1.0, f"{path}.alpha", "replay ratio must be in [0, 1]")
@@ -84,6 +91,8 @@ class TSRParams:
         require(0.0 <= self.uniform_mix <= 1.0, f"{path}.uniform_mix", "must be in [0, 1]")
         require(self.kd_weight >= 0.0, f"{path}.kd_weight", "must be >= 0")
         require(self.kd_temperature > 0.0, f"{path}.kd_temperature", "must be > 0")
+        require(self.kd_gamma > 0.0, f"{path}.kd_gamma", "must be > 0")
+        require(self.kd_repel >= 0.0, f"{path}.kd_repel", "must be >= 0")
         require(0.0 < self.kd_posthoc < 1.0, f"{path}.kd_posthoc", "the post-hoc phase's share of a task's "
                 "steps must be in (0, 1)")
 
@@ -106,6 +115,7 @@ class TSR(Method):
         self._step = 0  # steps of the current task so far (kd_timing: posthoc)
         self._taught: dict[str, int] = {}  # distilled batches per teacher in the current task
         self._random = RandomTeachers()    # reference: random
+        self._reshaper = Reshaper(params.kd_reshape, params.kd_gamma, params.kd_repel)
 
     @classmethod
     def validate(cls, params: TSRParams, stream, cfg) -> None:
@@ -120,6 +130,7 @@ class TSR(Method):
         p = self.params
         self._step = 0
         self._taught = {}
+        self._reshaper.begin_task()
         if p.signatures:  # taken beforehand, maybe on a proxy model (checked against the run by validate)
             self._signature = read_signature_file(p.signatures).get(ctx.seed, ctx.task.name)
         else:
@@ -169,23 +180,17 @@ class TSR(Method):
         ``oracle`` picked, recorded in the run's results (``task_info``)."""
         return {"teachers": dict(self._taught)} if self._taught else None
 
-    def phase(self, ctx: TaskContext, step: int) -> str:
-        """``joint`` (CE and KD, the default), or with ``kd_timing: posthoc`` ``ce`` for the first
-        steps of the task and ``kd`` for its last ``round(kd_posthoc * steps)``."""
-        if self.params.kd_timing == "interleaved":
-            return "joint"
-        if ctx.steps < 1:
-            raise RuntimeError("kd_timing: posthoc needs the task's step count (TaskContext.steps)")
-        return "kd" if step >= ctx.steps - round(self.params.kd_posthoc * ctx.steps) else "ce"
-
     def loss(self, ctx: TaskContext, batch, draw: Draw) -> dict[str, torch.Tensor]:
         p = self.params
-        phase = self.phase(ctx, self._step)
+        phase = kd_phase(p.kd_timing, p.kd_posthoc, ctx.steps, self._step)
         self._step += 1
         ref = self.reference(ctx, draw, batch) if p.kd_weight > 0 and phase != "ce" else None
         if ref is not None:
             name = "base" if ref[0] == ("init",) else ctx.memory[ref[0][1]].name
             self._taught[name] = self._taught.get(name, 0) + 1
-        teacher = ctx.teacher_log_probs(ref[0], ref[1], batch, p.kd_temperature) if ref is not None else None
-        terms = ce_and_distillation(ctx, batch, teacher, p.kd_mask, p.kd_weight, p.kd_temperature)
-        return {"kd": terms["kd"]} if phase == "kd" and "kd" in terms else terms
+        if ref is not None and p.kd_reshape != "none":
+            terms = self._reshaper.terms(ctx, batch, ref, p.kd_mask, p.kd_weight, p.kd_temperature)
+        else:
+            teacher = ctx.teacher_log_probs(ref[0], ref[1], batch, p.kd_temperature) if ref is not None else None
+            terms = ce_and_distillation(ctx, batch, teacher, p.kd_mask, p.kd_weight, p.kd_temperature)
+        return {k: v for k, v in terms.items() if k != "ce"} if phase == "kd" and len(terms) > 1 else terms

@@ -117,6 +117,7 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     from .display import method_meta_lines, metrics_table, phases_line, results_table
+    from .engine.progress import saved_step
     from .engine.results import load_results
     from .engine.rundir import method_meta, phase_seconds
 
@@ -125,6 +126,11 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
         console.print(results_table(results, title=f"{path} · {results.method} · seed {results.seed}"))
         if results.finished:
             console.print(metrics_table(results))
+        else:
+            within = saved_step(Path(path))
+            if within is not None and within[0] == results.completed:
+                console.print(f"task {within[0] + 1} ({results.tasks[within[0]]}) in progress: saved at step "
+                              f"{within[1]}; the same command resumes there", highlight=False)
         line = phases_line(phase_seconds(Path(path)))
         if line:
             console.print(line, highlight=False)

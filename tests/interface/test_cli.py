@@ -31,6 +31,8 @@ def test_a_run_resumed_within_a_task_says_so(tiny_model, toy_stream, tmp_path, c
     assert "run the same command again to resume" in capsys.readouterr().err
     main(["table", str(tmp_path), "--format", "md"])  # a grid in progress lists how far the run got
     assert "1 tasks finished, task 2 saved at step 2" in " ".join(capsys.readouterr().err.split())
+    assert main(["show", str(tmp_path / "r2")]) == 0
+    assert "task 2 (vowel) in progress: saved at step 2" in " ".join(capsys.readouterr().out.split())
     assert main(args) == 0
     captured = capsys.readouterr()
     assert "resumed after task 1" in " ".join(captured.out.split())

@@ -115,3 +115,29 @@ def test_a_task_of_a_bundled_benchmark_by_name_in_a_relative_folder(tiny_model, 
     assert [json.loads(line) for line in lines] == [e.record() for e in task.pool]
     with pytest.raises(Exception, match="synth-trace has no task 'nope'"):
         learn(folder, "synth-trace:nope")
+
+
+@pytest.mark.parametrize("minutes", ["0", "1e-9"])
+def test_a_learn_call_killed_within_its_task_is_finished_by_the_next(taught, tiny_model, toy_stream, tmp_path,
+                                                                     monkeypatch, minutes):
+    """The second task's call dies after step 5: the next call of that task finishes it (it was
+    once reported as already finished, and the learner stuck), from its start or, with progress
+    saved at steps 2 and 4, from step 4; the learner ends as the one taught without a kill."""
+    from conftest import interrupting
+
+    folder, _ = taught
+    data, mine = toy_stream.parent, tmp_path / "learner"
+    every = [*settings(tiny_model), "log.every=2", f"train.checkpoint_minutes={minutes}"]
+    learn(mine, data / "parity", name="parity", kind="classification", overrides=every)
+    with interrupting(monkeypatch, 1, 5), pytest.raises(KeyboardInterrupt):
+        learn(mine, data / "vowel", name="vowel", kind="classification", overrides=every)
+    out = learn(mine, data / "vowel", name="vowel", kind="classification", overrides=every)
+    assert not out.already_finished and out.results.tasks == ["parity", "vowel"] and out.results.finished
+    events = [json.loads(line) for line in (mine / "run" / "progress.jsonl").read_text().splitlines()]
+    assert [e["step"] for e in events if e["event"] == "resume_within_task"] == ([4] if minutes != "0" else [])
+    learn(mine, data / "copy", name="copy", kind="generation", overrides=every)
+    a = load_file(str(mine / "run" / "checkpoint" / "adapter.safetensors"))
+    b = load_file(str(folder / "run" / "checkpoint" / "adapter.safetensors"))
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    ours, theirs = (json.loads((f / "run" / "results.json").read_text()) for f in (mine, folder))
+    assert ours["acc"] == theirs["acc"] and ours["loss"] == theirs["loss"]

@@ -165,7 +165,9 @@ def _execute(plan: Plan, spec: MethodSpec, run: RunDir, report: Reporter | None,
             grown = _grow(run, fingerprint, stream)
         else:
             run.verify(fingerprint, data_digest)
-        if not grown and run.is_finished():
+        # finished means every task of the stream as it stands: a learner killed while learning a
+        # new task has already recorded the longer stream (run.json) but not its results
+        if not grown and run.is_finished() and len(load_results(run.results_path).tasks) == len(stream):
             run.remove_leftovers()  # e.g. the last checkpoint's previous version, if a kill left it
             return Outcome(run, load_results(run.results_path), len(stream), True)
         checkpoint = run.load_checkpoint()

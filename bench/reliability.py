@@ -21,6 +21,10 @@ reference of the same command (run once per config and shared by all trials):
   training, checkpoint writing and the final table.
 - ``probe`` trials (``tsr probe``, 6 arms, ``--workers 2``) aim at start-up, the arms in progress,
   an arm's JSON being written and the report.
+- ``learn`` trials teach a persistent learner (``tsr learn``, the run settings above, TSR) the
+  three tasks one call each, and kill one call, drawn at random, in training, in a progress
+  write, in its checkpoint or its task-memory record; that call is run again, then the ones
+  after it, and the learner's run is compared with an uninterrupted learner's.
 
 The code has no hook to stop at a given line, so the moments come from watching the run folder
 (``progress.jsonl``, and the temporary names of ``tsr.atomic`` and the checkpoint and record
@@ -40,26 +44,24 @@ finished work and match. Failed trials' folders are kept, with each command's ou
 
 Usage::
 
-    python bench/reliability.py             # 24 trials (16 run, 4 compare, 4 probe), 6 to 12 minutes on 2 cores
+    python bench/reliability.py             # 24 trials (12 run, 4 compare, 4 probe, 4 learn), about 12 minutes on 2 cores
     python bench/reliability.py --trials 3 --keep --out /tmp/rel --report rel.md
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import random
 import shutil
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+
+from kill_tools import (FAST, Events, Proc, canon, dot_entries, read_json, sleep_alive, stat_key, tsr,
+                        wait_for)
 
 TINY = ["model.compile=false", "model.threads=1", "stream.budget=4", "train.steps=12", "stream.test_cap=8"]
 STEPS = 12
@@ -73,154 +75,21 @@ COMPARE_PHASES = ("training", "checkpoint", "startup", "table")
 PROBE_ARGS = ["--targets", "stance,summary", "--sources", "arith-cm", "--arms", "target,full,mixed"]
 PROBE_ARM_COUNT = 6
 PROBE_PHASES = ("arms", "report", "startup", "arm-write")
+# tsr learn: the learner is made by its first call with these settings (progress saved as for runs)
+LEARN_CONFIG = TINY + ["log.every=3", "train.checkpoint_minutes=1e-9"]
+LEARN_PHASES = ("training", "progress", "checkpoint", "record")
 TIMING_KEYS = {"seconds", "checkpoint_seconds"}
 # where several runs were stopped at once (compare), the trial is filed under the most delicate phase
 PRIORITY = ("checkpoint", "progress", "record", "create", "results", "eval", "arm-write", "report", "end_task", "training",
             "begin_task", "table", "arms", "startup", "finish", "missed")
-FAST, SLOW = 0.001, 0.01   # polling intervals (seconds): in a tight window, and otherwise
 
 
 # ---------------------------------------------------------------------------------------------
-# processes
-
-
-def group_members(pgid: int) -> list[int]:
-    """Live (non-zombie) processes of a process group."""
-    out = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = Path(entry.path, "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            out.append(int(entry.name))
-    return out
-
-
-class Proc:
-    """A tsr command in its own process group (spawned workers join it)."""
-
-    def __init__(self, argv: list[str], log: Path, cwd: Path):
-        self.started = time.time()
-        with open(log, "ab") as fh:
-            fh.write(f"$ {' '.join(argv)}\n".encode())
-            fh.flush()
-            self.popen = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, cwd=cwd,
-                                          start_new_session=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
-        self.members_at_kill = 0
-
-    def alive(self) -> bool:
-        return self.popen.poll() is None
-
-    def kill(self, count_members: bool = False) -> None:
-        pgid = self.popen.pid
-        if count_members:
-            self.members_at_kill = len(group_members(pgid))
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        self.popen.wait()
-        deadline = time.time() + 20
-        while group_members(pgid):
-            if time.time() > deadline:
-                raise RuntimeError(f"process group {pgid} survived SIGKILL")
-            time.sleep(0.01)
-
-    def wait(self, timeout: float = 600) -> int:
-        return self.popen.wait(timeout)
-
-
-def tsr(*args: str) -> list[str]:
-    return [sys.executable, "-m", "tsr", *args]
-
-
-def wait_for(proc: Proc, cond: Callable[[], bool], poll: float = SLOW, timeout: float = 300) -> bool:
-    """Poll ``cond`` until it holds (True) or the process exits first (False)."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if cond():
-            return True
-        if not proc.alive():
-            return cond()
-        time.sleep(poll)
-    return False
-
-
-def sleep_alive(proc: Proc, seconds: float, stop: Callable[[], bool] | None = None) -> None:
-    end = time.time() + seconds
-    while proc.alive() and time.time() < end and not (stop and stop()):
-        time.sleep(min(FAST if seconds < 0.05 else SLOW, max(0.0, end - time.time())))
-
-
-# ---------------------------------------------------------------------------------------------
-# watching folders
-
-
-def dot_entries(root: Path) -> set[str]:
-    """Relative paths of every entry whose name starts with '.' (tsr's temporary names)."""
-    found = set()
-    if not root.is_dir():
-        return found
-    for folder, dirs, files in os.walk(root):
-        rel = Path(folder).relative_to(root)
-        for name in dirs + files:
-            if name.startswith("."):
-                found.add(str(rel / name))
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
-    return found
-
-
-class Events:
-    """The progress events appended to a run's progress.jsonl since this object was made."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.offset = path.stat().st_size if path.is_file() else 0
-        self.buffer = b""
-        self.items: list[dict] = []
-
-    def update(self) -> list[dict]:
-        try:
-            with open(self.path, "rb") as fh:
-                fh.seek(self.offset)
-                data = fh.read()
-        except FileNotFoundError:
-            return self.items
-        self.offset += len(data)
-        *lines, self.buffer = (self.buffer + data).split(b"\n")
-        for line in lines:
-            try:
-                self.items.append(json.loads(line))
-            except ValueError:
-                pass  # a line cut by an earlier kill
-        return self.items
-
-    def has(self, event: str, task: int | None = None, **fields) -> bool:
-        return any(e.get("event") == event and (task is None or e.get("task") == task)
-                   and all(e.get(k) == v for k, v in fields.items()) for e in self.update())
+# watching folders (the process and polling helpers are in kill_tools.py)
 
 
 def record_name(t: int) -> str:
     return f"{t:02d}-{ORDER[t]}"
-
-
-def stat_key(path: Path):
-    try:
-        st = path.stat()
-        return st.st_ino, st.st_mtime_ns
-    except OSError:
-        return None
-
-
-def read_json(path: Path):
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
 
 
 class RunView:
@@ -305,11 +174,6 @@ def rank(phases: list[str]) -> str:
 # comparing with references
 
 
-def canon(obj) -> str:
-    # exact: floats print as their shortest round-trip text, NaN as NaN
-    return json.dumps(obj, sort_keys=True, allow_nan=True)
-
-
 def strip_timing(obj):
     if isinstance(obj, dict):
         return {k: strip_timing(v) for k, v in obj.items() if k not in TIMING_KEYS}
@@ -376,10 +240,13 @@ def task_times(events: list[dict]) -> tuple[list[float], list[float], float, flo
     return train, post, min(e["time"] for e in events), times[("run_end", None)]
 
 
-def run_reference(root: Path, argv: list[str], kind: str) -> Reference:
+def run_reference(root: Path, argv: list[str], kind: str, more: list[list[str]] = ()) -> Reference:
+    """The uninterrupted command (and, for a learner, the calls after it) and its timing."""
     root.mkdir(parents=True)
     proc = Proc(argv, root / "log.txt", root)
     rc = proc.wait()
+    for then in more:
+        rc = rc or Proc(then, root / "log.txt", root).wait()
     ended = time.time()
     if rc != 0:
         raise SystemExit(f"reference {' '.join(argv)} failed (exit {rc}); see {root / 'log.txt'}")
@@ -388,7 +255,7 @@ def run_reference(root: Path, argv: list[str], kind: str) -> Reference:
         gaps = [b - a for a, b in zip(arms, arms[1:])] or [1.0]
         timing = Timing(arms[0] - proc.started, [], [], ended - arms[-1], statistics.median(gaps))
         return Reference(root, ended - proc.started, timing)
-    runs = {p.parent.name: p.parent for p in (root / "runs").glob("*/results.json")}
+    runs = {p.parent.name: p.parent for p in (root / ("learner" if kind == "learn" else "runs")).glob("*/results.json")}
     trains, posts, firsts, lasts = [], [], [], []
     for path in runs.values():
         train, post, first, last = task_times(_all_events(path))
@@ -476,6 +343,10 @@ class Harness:
         return tsr("compare", "--methods", ",".join(pair), "--seeds", "0", "--workers", "2", *RUN_CONFIG,
                    f"out_dir={out_dir}")
 
+    @staticmethod
+    def learn_argv(folder: Path, t: int) -> list[str]:
+        return tsr("learn", "--quiet", str(folder), f"synth-trace:{ORDER[t]}", *LEARN_CONFIG)
+
     def probe_argv(self, out: Path) -> list[str]:
         # one out_dir for all (the probe writes only under --out, and config.yaml records out_dir)
         return tsr("probe", "--workers", "2", *PROBE_ARGS, "--out", str(out), *TINY, f"out_dir={self.out / 'unused'}")
@@ -488,9 +359,12 @@ class Harness:
                 argv = self.run_argv(config, folder / "runs")
             elif kind == "compare":
                 argv = self.compare_argv(tuple(config.split(",")), folder / "runs")
+            elif kind == "learn":
+                argv = self.learn_argv(folder / "learner", 0)
             else:
                 argv = self.probe_argv(folder / "probe")
-            ref = run_reference(folder, argv, kind)
+            more = [self.learn_argv(folder / "learner", t) for t in range(1, len(ORDER))] if kind == "learn" else []
+            ref = run_reference(folder, argv, kind, more)
             print(f"  reference {kind} {config}: {ref.seconds:.1f} s", file=sys.stderr, flush=True)
             self.refs[key] = ref
         return self.refs[key]
@@ -607,6 +481,30 @@ class Harness:
         trial.leftover += leftovers(out_dir)
         trial.problems += [f"stray entry in out_dir: {p.name}" for p in out_dir.iterdir() if p.name not in ref.runs and p.name != "index.sqlite"]
 
+    # -- tsr learn ---------------------------------------------------------------------------
+    def learn_trial(self, trial: Trial) -> None:
+        """Teach a learner the three tasks one call each; one call, drawn at random, is killed at
+        the aimed moment and run again (unless it had finished), then the calls after it run."""
+        ref = self.reference("learn", trial.config)
+        folder, log = trial.folder / "learner", trial.folder / "log.txt"
+        victim = self.rng.randrange(len(ORDER))
+        for t in range(len(ORDER)):
+            argv = self.learn_argv(folder, t)
+            if t == victim:
+                view = RunView(folder / "run")
+                proc = Proc(argv, log, trial.folder)
+                if self.aim_run(proc, view, trial.aim, t, ref.timing):
+                    trial.kills.append(view.classify())
+                elif missed_kill(trial, proc, log, trial.aim):
+                    return
+                else:
+                    continue  # the call had finished: running it again would teach the task twice
+            if not resume(trial, argv, log):
+                return
+        problems, trial.state_same = compare_runs(ref.runs["run"], folder / "run")
+        trial.problems += problems
+        trial.leftover += [f"learner/{d}" for d in leftovers(folder)]
+
     # -- tsr probe ---------------------------------------------------------------------------
     def probe_trial(self, trial: Trial) -> None:
         ref = self.reference("probe", trial.config)
@@ -670,11 +568,12 @@ class Harness:
 
 
 def schedule(trials: int, rng: random.Random) -> list[tuple[str, str, str]]:
-    """(kind, config, aimed phase) per trial: of every six, four runs, one compare, one probe."""
-    pattern = ("run", "compare", "probe", "run", "run", "run")
+    """(kind, config, aimed phase) per trial: of every six, three runs, one compare, one probe and
+    one learner."""
+    pattern = ("run", "compare", "probe", "run", "learn", "run")
     methods = list(RUN_METHODS)
     rng.shuffle(methods)
-    counts = {"run": 0, "compare": 0, "probe": 0}
+    counts = {"run": 0, "compare": 0, "probe": 0, "learn": 0}
     plan = []
     for i in range(trials):
         kind = pattern[i % len(pattern)]
@@ -686,6 +585,8 @@ def schedule(trials: int, rng: random.Random) -> list[tuple[str, str, str]]:
         elif kind == "compare":
             pair = COMPARE_PAIRS[n % len(COMPARE_PAIRS)]
             plan.append((kind, ",".join(pair), COMPARE_PHASES[n % len(COMPARE_PHASES)]))
+        elif kind == "learn":
+            plan.append((kind, "learner", LEARN_PHASES[n % len(LEARN_PHASES)]))
         else:
             plan.append((kind, "probe", PROBE_PHASES[n % len(PROBE_PHASES)]))
     return plan
@@ -695,7 +596,7 @@ def table(trials: list[Trial]) -> list[tuple[str, str, int, int, int, int]]:
     rows: dict[tuple[str, str], list[Trial]] = {}
     for tr in trials:
         rows.setdefault((tr.kind, tr.phase), []).append(tr)
-    order = {"run": 0, "compare": 1, "probe": 2}
+    order = {"run": 0, "compare": 1, "probe": 2, "learn": 3}
     keyed = sorted(rows.items(), key=lambda kv: (order[kv[0][0]], [PRIORITY.index(p) if p in PRIORITY else 99
                                                                    for p in kv[0][1].split("+")]))
     return [(kind, phase, len(ts), sum(t.identical for t in ts), sum(t.results_same for t in ts),
@@ -706,7 +607,8 @@ def table(trials: list[Trial]) -> list[tuple[str, str, int, int, int, int]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--trials", type=int, default=24, help="trials in all (default 24: 16 run, 4 compare, 4 probe)")
+    ap.add_argument("--trials", type=int, default=24,
+                    help="trials in all (default 24: 12 run, 4 compare, 4 probe, 4 learn)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the random moments and the schedule")
     ap.add_argument("--out", help="scratch folder (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder (failed trials are always kept)")

@@ -39,6 +39,18 @@ def test_a_run_resumed_within_a_task_says_so(tiny_model, toy_stream, tmp_path, c
     assert "resuming at step 2/4 (saved progress)" in " ".join(captured.err.split())  # the progress reporter
 
 
+def test_a_grid_says_which_task_went_on_from_saved_progress(tiny_model, toy_stream, tmp_path, capsys, monkeypatch):
+    args = ["compare", "paper", "--methods", "er", "--seeds", "0", "--workers", "1",
+            *small(tiny_model, toy_stream, tmp_path, "log.every=2", "train.checkpoint_minutes=1e-9")]
+    with interrupting(monkeypatch, 1, 3):  # progress of task 2 saved at step 2
+        assert main(args) == 130
+    capsys.readouterr()
+    assert main(args) == 0
+    lines = [" ".join(line.split()) for line in capsys.readouterr().err.splitlines() if "seed 0: task" in line]
+    assert [line.split("(")[0] for line in lines] == ["er seed 0: task 2/3 vowel ", "er seed 0: task 3/3 copy "]
+    assert lines[0].endswith(", resumed at step 2)") and "resumed" not in lines[1]
+
+
 def test_table_and_show(tiny_model, toy_stream, tmp_path, capsys):
     for method in ("seqft", "tsr"):
         for seed in (0, 1):

@@ -73,22 +73,23 @@ class TaskDone:
     tasks: int       # tasks in the stream
     name: str
     seconds: float
+    resumed_at: int = 0  # the step a mid-task checkpoint let the task go on from (0: its start)
 
 
 class _TaskEvents:
     """A reporter that hands every finished task to ``emit``."""
 
     def __init__(self, point: Point, emit: Callable[[TaskDone], Any]):
-        self.point, self.emit = point, emit
+        self.point, self.emit, self.resumed_at = point, emit, 0
 
     def task_start(self, t, plan, info) -> None:
-        pass
+        self.resumed_at = int(info.get("resume_step", 0))
 
     def step(self, t, step, steps, terms) -> None:
         pass
 
     def task_end(self, t, plan, results, seconds) -> None:
-        self.emit(TaskDone(self.point, t, len(plan.stream), plan.stream[t].name, round(seconds, 1)))
+        self.emit(TaskDone(self.point, t, len(plan.stream), plan.stream[t].name, round(seconds, 1), self.resumed_at))
 
 
 def _setup(config: str | None, overrides: list[str], threads: int) -> tuple[str | None, list[str]]:

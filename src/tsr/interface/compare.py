@@ -60,8 +60,9 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         err.print(f"  [{done}/{total}] {name(point)} seed {point.seed} -> {path}")
 
     def task_done(event):
+        within = f", resumed at step {event.resumed_at}" if event.resumed_at else ""
         err.print(f"      {name(event.point)} seed {event.point.seed}: task {event.index + 1}/{event.tasks} "
-                  f"{event.name} ({event.seconds:.0f} s)", highlight=False)
+                  f"{event.name} ({event.seconds:.0f} s{within})", highlight=False)
 
     paths = run_sweep(config, overrides, points, args.workers, progress, task_done, _executor(args))
     _compare_outputs(args, console, [agg.summarise(Path(p)) for p in paths])

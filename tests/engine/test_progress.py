@@ -135,3 +135,34 @@ def test_a_kill_during_the_swap_resumes_from_the_previous_progress(make_config, 
     assert out.results.acc == whole.acc and out.results.loss == whole.loss
     assert [e["step"] for e in _events(run, "resume_within_task")] == [4]
     assert sorted(p.name for p in run.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_progress_that_does_not_fit_the_run_is_one_line_naming_the_folder(make_config, monkeypatch, capsys):
+    """A readable progress whose adapter has other shapes (crafted, or from another version): the
+    resume stops with one line naming progress/, and goes on once the folder is deleted."""
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    from tsr.cli import main
+
+    whole = execute(make_config("method.name=er", "train.steps=6", "name=whole")).results
+    cfg, run = _interrupted(make_config, monkeypatch, "misfit")
+    adapter = run / "progress" / "adapter.safetensors"
+    tensors = load_file(str(adapter))
+    first = sorted(tensors)[0]
+    save_file({**tensors, first: torch.zeros(3, 3)}, str(adapter))
+    overrides = [f"{k}={v}" for k, v in (("model.path", cfg.model.path), ("stream.source", cfg.stream.source),
+                                         ("out_dir", cfg.out_dir))]
+    args = ["run", "paper", *overrides, "train.lr=3e-3", "stream.budget=12", "stream.replay_per_task=8",
+            "stream.test_cap=10", "stream.max_length=48", "model.threads=1", "method.name=er", "train.steps=6",
+            "log.every=2", "train.checkpoint_minutes=1e-9", "name=misfit", "--quiet"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"tsr: error: {run / 'progress'}: the saved progress of task 2 ('vowel') does not fit "
+                          "this run (")
+    assert "Traceback" not in err and len(err.splitlines()) == 1
+    shutil.rmtree(run / "progress")
+    out = execute(cfg)
+    assert out.results.acc == whole.acc and out.results.loss == whole.loss

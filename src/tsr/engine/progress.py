@@ -37,6 +37,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from ..atomic import remove_leftovers, replace_dir, temp_dir, write_json, write_tensors
+from ..errors import RunError, reason
 from ..methods.base import MethodState
 from ..methods.context import TaskContext
 from ..rng import restore_rng, rng_state
@@ -58,6 +59,7 @@ class TaskProgress:
     torch_rng: torch.Tensor
     cuda_rng: list[torch.Tensor] = field(default_factory=list)
     seconds: float = 0.0                       # training seconds of the task so far
+    folder: str = ""                           # where it was read from (for errors)
 
 
 def optimiser_parts(state: dict[str, Any]) -> tuple[dict[str, torch.Tensor], dict[str, Any]]:
@@ -131,7 +133,8 @@ def load_progress(run_path: Path) -> TaskProgress:
         rng = load_file(str(current))
         cuda = [rng[f"cuda.{i}"] for i in range(sum(k.startswith("cuda.") for k in rng))]
         return TaskProgress(int(state["task"]), int(state["step"]), adapter, optimiser, state["draws"],
-                            list(state["streams"]), method, rng["torch_cpu"], cuda, float(state.get("seconds", 0.0)))
+                            list(state["streams"]), method, rng["torch_cpu"], cuda, float(state.get("seconds", 0.0)),
+                            str(folder))
     except (OSError, ValueError, KeyError, TypeError, AttributeError, SafetensorError) as err:
         raise ValueError(f"{current}: {err}") from None
 
@@ -196,14 +199,20 @@ def capture(step: int, seconds: float, ctx: TaskContext, optimiser: torch.optim.
 def restore(progress: TaskProgress, ctx: TaskContext, optimiser: torch.optim.Optimizer,
             draws: np.random.Generator, method) -> None:
     """Put the task back where ``progress`` left it (``begin_task`` has run again, the optimiser
-    is fresh). Raises ValueError (or RuntimeError, KeyError) when it does not fit this run."""
-    if progress.task != ctx.index:
-        raise ValueError(f"the saved progress is of task {progress.task}, not {ctx.index}")
-    ctx.learner.adapter.load(progress.adapter)
-    optimiser.load_state_dict(progress.optimiser)
-    restore_rng(draws, progress.draws)
-    ctx.load_stream_states(progress.streams)
-    method.load_step_state(ctx, progress.method)
-    torch.set_rng_state(progress.torch_rng)
-    if progress.cuda_rng and ctx.learner.device.type == "cuda":
-        torch.cuda.set_rng_state_all(progress.cuda_rng)
+    is fresh). A progress that does not fit this run (crafted, or written by another version of a
+    method) is a one-line :class:`RunError` naming the folder."""
+    try:
+        if progress.task != ctx.index:
+            raise ValueError(f"it is of task {progress.task + 1}")
+        ctx.learner.adapter.load(progress.adapter)
+        optimiser.load_state_dict(progress.optimiser)
+        restore_rng(draws, progress.draws)
+        ctx.load_stream_states(progress.streams)
+        method.load_step_state(ctx, progress.method)
+        torch.set_rng_state(progress.torch_rng)
+        if progress.cuda_rng and ctx.learner.device.type == "cuda":
+            torch.cuda.set_rng_state_all(progress.cuda_rng)
+    except (ValueError, RuntimeError, KeyError, TypeError, IndexError) as err:
+        where = progress.folder or FOLDER
+        raise RunError(f"{where}: the saved progress of task {ctx.index + 1} ({ctx.task.name!r}) does not fit "
+                       f"this run ({reason(err)}); delete that folder to start the task from its beginning") from None

@@ -158,7 +158,10 @@ def test_a_progress_that_does_not_fit_the_run_is_one_line_naming_the_folder(make
     args = ["run", "paper", *overrides, "train.lr=3e-3", "stream.budget=12", "stream.replay_per_task=8",
             "stream.test_cap=10", "stream.max_length=48", "model.threads=1", "method.name=er", "train.steps=6",
             "log.every=2", "train.checkpoint_minutes=1e-9", "name=misfit", "--quiet"]
+    before = (run / "progress.jsonl").read_text()
     assert main(args) == 2
+    appended = (run / "progress.jsonl").read_text()[len(before):].splitlines()
+    assert [json.loads(line)["event"] for line in appended] == ["resume"]  # no task started
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"tsr: error: {run / 'progress'}: the saved progress of task 2 ('vowel') does not fit "
                           "this run (")

@@ -119,18 +119,19 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
     ctx = TaskContext(index, task, list(examples), learner, tuple(memory), seed, train.batch_size,
                       teachers or Teachers(learner, "batch"), train.steps)
     info = method.begin_task(ctx)
-    if on_begin is not None:
-        on_begin(info)
     torch.manual_seed(derive_seed(seed, "torch", index))  # only LoRA dropout draws from it
     learner.train_mode(dropout)
     optimiser = make_optimiser(learner.adapter.trainable(), train, learner.device)
     after_backward = getattr(method, "after_backward", None)
     after_step = getattr(method, "after_step", None)
     draws = ctx.rng("draw")
-    first, spent, started = 0, 0.0, time.perf_counter()
-    if resume is not None:
+    first, spent = 0, 0.0
+    if resume is not None:  # before on_begin: a progress that does not fit stops the run before it logs
         restore(resume, ctx, optimiser, draws, method)
         first, spent = resume.step, resume.seconds
+    if on_begin is not None:
+        on_begin(info)
+    started = time.perf_counter()
     if checkpoints is not None:
         checkpoints.start()
     for step in range(first, train.steps):
@@ -238,6 +239,8 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
 
         def begin(info: dict[str, Any]) -> None:
             clock.lap("begin")  # begin_task: TSR's signature and routing, SDFT's rewrites, ...
+            if resume is not None:
+                run.log("resume_within_task", task=t, step=resume.step)
             run.log("task_start", task=t, name=task.name, **info, **resumed)
             report.task_start(t, plan, {**info, **resumed})
 

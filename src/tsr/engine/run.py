@@ -150,7 +150,6 @@ def _saved_progress(run: RunDir, completed: int) -> TaskProgress | None:
     if progress.task != completed:
         drop_progress(run.path)
         return None
-    run.log("resume_within_task", task=completed, step=progress.step)
     return progress
 
 

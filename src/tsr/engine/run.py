@@ -135,9 +135,9 @@ def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False) 
 
 def _saved_progress(run: RunDir, completed: int) -> TaskProgress | None:
     """The saved progress of the task after the last finished one, if the run left one. One that
-    belongs to an earlier task (its end was saved just before the kill) or cannot be read is
-    dropped, with a line in the log: the task then starts from its beginning, and no finished
-    work is lost."""
+    belongs to an earlier task (its end was saved just before the kill) is removed, and one that
+    cannot be read is dropped with a ``progress_dropped`` line in the log: the task then starts
+    from its beginning, and no finished work is lost."""
     if not has_progress(run.path):
         drop_progress(run.path)  # what a killed first save left
         return None

@@ -154,9 +154,11 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
         sys.stdout.write(agg.csv_table(cells, settings, methods, metrics))
     elif args.format == "latex":
         sys.stdout.write(agg.latex_table(cells, settings, methods, metrics))
-    else:
+    elif len(pending) < len(summaries):
         console.print(agg.rich_table(cells, settings, methods, metrics))
         console.print(f"[dim]{len(summaries) - len(pending)} finished runs[/]")
+    else:  # a grid that has only started: no table, the runs in progress below
+        console.print("no run has finished yet", highlight=False)
     if args.plot:
         from .analysis.table_figure import write_comparison_figure
 

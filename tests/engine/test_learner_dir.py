@@ -6,7 +6,6 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
-from tsr.cli import main
 from tsr.config import load_config
 from tsr.engine.learner_dir import infer_kind, learn, predict
 from tsr.engine.run import execute

@@ -4,8 +4,6 @@ import json
 import shutil
 import sqlite3
 
-import pytest
-
 from tsr.analysis import table
 from tsr.cli import main
 from tsr.engine import store

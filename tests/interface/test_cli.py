@@ -290,6 +290,40 @@ def test_table_never_averages_runs_of_different_configs_and_lists_unfinished_one
     assert "1 unfinished run(s)" in captured.err and "half" in captured.err and "1 tasks finished" in captured.err
 
 
+def test_a_grid_with_nothing_finished_lists_its_runs_in_progress(tiny_model, toy_stream, tmp_path, capsys,
+                                                                monkeypatch):
+    """Before any run of a grid has finished, `tsr table` prints no empty table, and `compare
+    --report-only` and an audit's --report-only say how far each started run got before their
+    one-line error (TSR's default run is the era row of `tsr audit kd`)."""
+    from tsr.engine import loop
+
+    grid = ["compare", *small(tiny_model, toy_stream, tmp_path / "runs"), "--methods", "tsr", "--seeds", "0",
+            "--workers", "1"]
+    original = loop.train_on
+
+    def interrupt(*args, **kwargs):  # Ctrl-C as the second task starts
+        if kwargs["index"] == 1:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(loop, "train_on", interrupt)
+        assert main(grid) == 130
+    (run,) = (tmp_path / "runs").glob("*tsr-s0-*")
+    capsys.readouterr()
+    assert main(["table", str(tmp_path / "runs")]) == 0
+    out, err = capsys.readouterr()
+    assert "no run has finished yet" in out and "method" not in out and "finished runs" not in out
+    assert "1 unfinished run(s)" in err and f"{run}: tsr seed 0, 1 tasks finished" in err
+    kd = ["audit", "kd", *grid[1:grid.index("--methods")], "--teachers", "era", "--seeds", "0"]
+    for argv in ([*grid, "--report-only"], [*kd, "--report-only"]):
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert lines[-1].startswith("tsr: error: --report-only: no run of this grid has finished yet"), argv
+        assert lines[:-1] == [f"  {run}: tsr seed 0, 1 tasks finished"] and "Traceback" not in err
+
+
 def test_a_run_saved_before_a_method_key_existed_is_labelled_with_its_neutral_value(
         tiny_model, toy_stream, tmp_path, capsys):
     """TSR runs saved before method.kd_timing existed lack it in config.yaml; beside post-hoc runs

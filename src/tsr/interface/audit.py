@@ -293,6 +293,16 @@ def cmd_audit_intervention(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _list_in_progress(grid) -> None:
+    """On stderr, how far each started run of ``grid`` got (for a report with nothing finished)."""
+    from ..analysis import table as agg
+
+    started = [agg.summarise(d) for d in grid.dirs.values() if (d / "results.json").is_file()]
+    err = Console(stderr=True)
+    for line in agg.unfinished(started):
+        err.print(f"  {line}", highlight=False, soft_wrap=True)
+
+
 def _variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, what: str) -> dict:
     """Run (or, with --report-only, only read) a grid of run variants; its finished runs."""
     from ..analysis.variants import finished_runs, run_grid
@@ -302,6 +312,7 @@ def _variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, w
         runs = finished_runs(grid)
         if not runs:
             where = next(iter(grid.dirs.values())).parent
+            _list_in_progress(grid)
             raise TsrError(f"--report-only: no run of this grid has finished yet (runs go to {where})")
         console.print(f"{what} ({len(runs)} of {len(grid.points)} runs finished) -> {out}")
     else:

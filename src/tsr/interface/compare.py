@@ -41,6 +41,8 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         done = sum(s.finished for s in summaries)
         if not done:
             where = next(iter(grid.dirs.values())).parent
+            for line in agg.unfinished(summaries):  # how far the runs in progress got
+                err.print(f"  {line}", highlight=False, soft_wrap=True)
             raise TsrError(f"--report-only: no run of this grid has finished yet (runs go to {where})")
         console.print(f"{size}: {done} finished")
         _compare_outputs(args, console, summaries)

@@ -82,9 +82,21 @@ def test_residual_distils_what_the_teacher_adds_to_the_base(setting):
         base = p.learner.logits_under(p.learner.init_state, batch)
         teacher = p.learner.logits_under(states[1], batch)
         student, _, positions, plain = _by_hand(p, batch, teacher)
-        expected = W * kd_kl(student - base, teacher - base, positions, T)
+        expected = W * kd_kl(student, teacher - base, positions, T)
     assert terms["kd"].item() == pytest.approx(float(expected), rel=1e-5)
     assert abs(terms["kd"].item() - float(plain)) > 1e-4  # not plain distillation in disguise
+
+
+def test_residual_pulls_the_student_to_the_residual_not_to_the_teacher():
+    """The residual target removes the base-shared component from what the student is pulled
+    to: the term vanishes at z_S = z_T - z_0 and not at z_S = z_T (where the replaced reading,
+    z_0 subtracted from the student too, and plain KD vanish)."""
+    gen = torch.Generator().manual_seed(0)
+    teacher, base = torch.randn(2, 3, 7, generator=gen), torch.randn(2, 3, 7, generator=gen)
+    positions = torch.ones(2, 3, dtype=torch.bool)
+    residual = teacher - base
+    assert kd_kl(residual, residual, positions, T).item() == pytest.approx(0.0, abs=1e-6)
+    assert kd_kl(teacher, residual, positions, T).item() > 0.05
 
 
 def test_repel_adds_a_push_away_from_the_base(setting):

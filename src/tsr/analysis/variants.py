@@ -220,11 +220,12 @@ def beyond_noise(diff: dict) -> bool:
 
 
 def fmt(stat: dict | None, signed: bool = False) -> str:
-    """``mean ± std`` of a cell's metric, ``-`` where there is none."""
+    """``mean ± std`` of a cell's metric, the mean alone for one seed (as in `tsr table`),
+    ``-`` where there is none."""
     if not stat or stat.get("n", 0) == 0 or math.isnan(stat["mean"]):
         return "-"
     mean = f"{stat['mean']:+.3f}" if signed else f"{stat['mean']:.3f}"
-    return f"{mean} ± {stat['std']:.3f}"
+    return mean if stat["n"] == 1 else f"{mean} ± {stat['std']:.3f}"
 
 
 def dot_panel(ax, labels: list[str], cell_of: Callable[[str], dict | None], metric: str = "overall",

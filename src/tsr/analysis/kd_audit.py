@@ -226,4 +226,5 @@ def write_kd_report(out: Path, table: dict, teachers: list[str], title: str, com
     """kd.json, kd.md and kd.png into ``out``; returns the summary."""
     summary = kd_summary(table, teachers, reshapes)
     return write_report_files(out, "kd", f"Distillation audit · {title}", summary, kd_markdown(summary),
-                              kd_figure(summary, f"teacher-identity ablation · {title}"), command)
+                              kd_figure(summary, ("teacher-identity ablation and loss reshaping" if reshapes
+                                                  else "teacher-identity ablation") + f" · {title}"), command)

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from ..cli import _add_executor_flags, _csv, _executor, _split_args
 from ..errors import TsrError
+from .grid_output import grid_callbacks, print_unfinished
 
 EXAMPLES = {
     "": """examples:
@@ -293,16 +294,6 @@ def cmd_audit_intervention(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def _list_in_progress(grid) -> None:
-    """On stderr, how far each started run of ``grid`` got (for a report with nothing finished)."""
-    from ..analysis import table as agg
-
-    started = [agg.summarise(d) for d in grid.dirs.values() if (d / "results.json").is_file()]
-    err = Console(stderr=True)
-    for line in agg.unfinished(started):
-        err.print(f"  {line}", highlight=False, soft_wrap=True)
-
-
 def _variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, what: str) -> dict:
     """Run (or, with --report-only, only read) a grid of run variants; its finished runs."""
     from ..analysis.variants import finished_runs, run_grid
@@ -311,21 +302,16 @@ def _variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, w
     if args.report_only:
         runs = finished_runs(grid)
         if not runs:
+            from ..analysis import table as agg
+
             where = next(iter(grid.dirs.values())).parent
-            _list_in_progress(grid)
+            started = [agg.summarise(d) for d in grid.dirs.values() if (d / "results.json").is_file()]
+            print_unfinished(Console(stderr=True), started)
             raise TsrError(f"--report-only: no run of this grid has finished yet (runs go to {where})")
         console.print(f"{what} ({len(runs)} of {len(grid.points)} runs finished) -> {out}")
     else:
         console.print(f"{what}: {len(grid.points)} runs, {args.workers} worker(s) -> {out}")
-        err = Console(stderr=True)
-
-        def progress(point, path, done, total):
-            err.print(f"  [{done}/{total}] {point.method} {point.variant} seed {point.seed} -> {path}", highlight=False)
-
-        def task_done(e):
-            err.print(f"      {e.point.method} {e.point.variant} seed {e.point.seed}: task {e.index + 1}/{e.tasks} "
-                      f"{e.name} ({e.seconds:.0f} s)", highlight=False)
-
+        progress, task_done = grid_callbacks(Console(stderr=True))
         run_grid(grid, args.workers, progress, task_done, executor)
         runs = finished_runs(grid)
     return runs

@@ -11,6 +11,7 @@ from rich.console import Console
 
 from ..cli import _add_executor_flags, _csv, _executor, _split_args
 from ..errors import TsrError
+from .grid_output import grid_callbacks, print_unfinished
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
@@ -41,31 +42,18 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         done = sum(s.finished for s in summaries)
         if not done:
             where = next(iter(grid.dirs.values())).parent
-            for line in agg.unfinished(summaries):  # how far the runs in progress got
-                err.print(f"  {line}", highlight=False, soft_wrap=True)
+            print_unfinished(err, summaries)  # how far the runs in progress got
             raise TsrError(f"--report-only: no run of this grid has finished yet (runs go to {where})")
         console.print(f"{size}: {done} finished")
         _compare_outputs(args, console, summaries)
-        pending = agg.unfinished(summaries)
+        pending = len(agg.unfinished(summaries))
         if pending or len(started) < len(points):
-            err.print(f"not in the table: {len(pending)} unfinished run(s), {len(points) - len(started)} not started",
+            err.print(f"not in the table: {pending} unfinished run(s), {len(points) - len(started)} not started",
                       highlight=False)
-            for line in pending:
-                err.print(f"  {line}", highlight=False, soft_wrap=True)
+            print_unfinished(err, summaries)
         return 0
     console.print(f"{size}, {args.workers} worker(s)")
-
-    def name(point) -> str:
-        return point.method + (f" ({point.variant})" if point.variant else "")
-
-    def progress(point, path, done, total):
-        err.print(f"  [{done}/{total}] {name(point)} seed {point.seed} -> {path}")
-
-    def task_done(event):
-        within = f", resumed at step {event.resumed_at}" if event.resumed_at else ""
-        err.print(f"      {name(event.point)} seed {event.point.seed}: task {event.index + 1}/{event.tasks} "
-                  f"{event.name} ({event.seconds:.0f} s{within})", highlight=False)
-
+    progress, task_done = grid_callbacks(err)
     paths = run_sweep(config, overrides, points, args.workers, progress, task_done, _executor(args))
     _compare_outputs(args, console, [agg.summarise(Path(p)) for p in paths])
     return 0

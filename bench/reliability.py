@@ -60,12 +60,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kill_tools import (FAST, Events, Proc, canon, dot_entries, read_json, sleep_alive, stat_key, tsr,
-                        wait_for)
+from kill_tools import FAST, Events, Proc, canon, dot_entries, read_json, sleep_alive, tsr, wait_for
+from kill_views import ORDER, PRIORITY, STEPS, RunView, compare_runs, leftovers, rank, strip_timing
 
-TINY = ["model.compile=false", "model.threads=1", "stream.budget=4", "train.steps=12", "stream.test_cap=8"]
-STEPS = 12
-ORDER = ("stance", "summary", "arith-cm")      # classification, generation, classification
+TINY = ["model.compile=false", "model.threads=1", "stream.budget=4", f"train.steps={STEPS}", "stream.test_cap=8"]
 # progress saved after steps 3, 6 and 9 of every task (the interval has always passed)
 RUN_CONFIG = TINY + [f"stream.order=[{','.join(ORDER)}]", "log.every=3", "train.checkpoint_minutes=1e-9"]
 RUN_METHODS = ("tsr", "er", "seqft", "lwf", "ewc", "derpp", "agem")
@@ -78,140 +76,7 @@ PROBE_PHASES = ("arms", "report", "startup", "arm-write")
 # tsr learn: the learner is made by its first call with these settings (progress saved as for runs)
 LEARN_CONFIG = TINY + ["log.every=3", "train.checkpoint_minutes=1e-9"]
 LEARN_PHASES = ("training", "progress", "checkpoint", "record")
-TIMING_KEYS = {"seconds", "checkpoint_seconds"}
 # where several runs were stopped at once (compare), the trial is filed under the most delicate phase
-PRIORITY = ("checkpoint", "progress", "record", "create", "results", "eval", "arm-write", "report", "end_task", "training",
-            "begin_task", "table", "arms", "startup", "finish", "missed")
-
-
-# ---------------------------------------------------------------------------------------------
-# watching folders (the process and polling helpers are in kill_tools.py)
-
-
-def record_name(t: int) -> str:
-    return f"{t:02d}-{ORDER[t]}"
-
-
-class RunView:
-    """One process's view of one run folder: what it appended and created after it started."""
-
-    def __init__(self, path: Path):
-        self.path = path
-        self.events = Events(path / "progress.jsonl")
-        self.dots_before = dot_entries(path)
-        self.records_before = {t: stat_key(path / "memory" / record_name(t)) for t in range(len(ORDER))}
-
-    def creating(self) -> bool:
-        """The run folder's temporary build folder exists (``.<name>.<random>.tmp``)."""
-        return any(self.path.parent.glob(f".{self.path.name}.*.tmp")) if self.path.parent.is_dir() else False
-
-    def new_dots(self) -> set[str]:
-        return dot_entries(self.path) - self.dots_before
-
-    def last_step(self, t: int) -> bool:
-        return self.events.has("steps", t, step=STEPS)
-
-    def record_written(self, t: int) -> bool:
-        now = stat_key(self.path / "memory" / record_name(t))
-        return now is not None and now != self.records_before[t]
-
-    def checkpoint_open(self) -> bool:
-        return any(Path(d).name.startswith(".checkpoint.") and not d.endswith(".old") for d in self.new_dots())
-
-    def progress_open(self) -> bool:
-        """A mid-task checkpoint is being written (``.progress.<random>.tmp``, or the swap's
-        ``.progress.old``)."""
-        return any(Path(d).name.startswith(".progress.") for d in self.new_dots())
-
-    def record_open(self) -> bool:
-        return any(d.startswith("memory/.") for d in self.new_dots())
-
-    def completed(self) -> int:
-        for folder in ("checkpoint", ".checkpoint.old"):
-            state = read_json(self.path / folder / "state.json")
-            if state is not None:
-                return int(state["completed"])
-        return 0
-
-    def classify(self) -> str:
-        """Where in the run a kill landed, read from the folder afterwards."""
-        if not (self.path / "run.json").is_file():
-            return "create" if self.path.exists() or self.creating() else "startup"
-        events = self.events.update()
-        if not any(e.get("event") in ("run_start", "resume") for e in events):
-            return "startup" if not self.new_dots() and (self.path / "progress.jsonl").is_file() else "create"
-        dots = self.new_dots()
-        if any(Path(d).name.startswith(".checkpoint.") for d in dots):
-            return "checkpoint"
-        if any(d.startswith("memory/.") for d in dots):
-            return "record"
-        if any(Path(d).name.startswith(".progress.") for d in dots):
-            return "progress"
-        if any(Path(d).name.startswith(".results.json.") for d in dots):
-            return "results"
-        last = events[-1]
-        kind, t = last.get("event"), last.get("task")
-        if kind in ("run_start", "resume"):
-            return "begin_task"
-        if kind == "task_start" or (kind == "steps" and last.get("step") != STEPS):
-            return "training"
-        if kind == "steps":
-            if not self.record_written(t):
-                return "end_task"
-            if self.completed() < t + 1:
-                return "eval"
-            return "results"
-        if kind == "task_end":
-            return "finish" if t == len(ORDER) - 1 else "begin_task"
-        return "finish"
-
-
-def rank(phases: list[str]) -> str:
-    return min(phases, key=lambda p: PRIORITY.index(p) if p in PRIORITY else len(PRIORITY))
-
-
-# ---------------------------------------------------------------------------------------------
-# comparing with references
-
-
-def strip_timing(obj):
-    if isinstance(obj, dict):
-        return {k: strip_timing(v) for k, v in obj.items() if k not in TIMING_KEYS}
-    if isinstance(obj, list):
-        return [strip_timing(v) for v in obj]
-    return obj
-
-
-def compare_runs(ref: Path, got: Path) -> tuple[list[str], bool]:
-    """Differences of results.json (failures), and whether the saved state is byte-identical."""
-    problems = []
-    a, b = read_json(ref / "results.json"), read_json(got / "results.json")
-    if b is None:
-        return [f"{got.name}: no readable results.json"], False
-    for key in sorted(set(a) | set(b)):
-        if canon(a.get(key)) != canon(b.get(key)):
-            problems.append(f"{got.name}: results.json[{key!r}] differs: {canon(b.get(key))[:200]} "
-                            f"vs reference {canon(a.get(key))[:200]}")
-    files = state_files(ref)
-    same = files == state_files(got) and all((ref / f).read_bytes() == (got / f).read_bytes() for f in files)
-    return problems, same
-
-
-def state_files(root: Path) -> list[str]:
-    """The checkpoint's and the task memory's files (temporary entries aside: reported apart)."""
-    found = []
-    for sub in ("checkpoint", "memory"):
-        for p in (root / sub).rglob("*"):
-            rel = p.relative_to(root)
-            if p.is_file() and not any(part.startswith(".") for part in rel.parts):
-                found.append(str(rel))
-    return sorted(found)
-
-
-def leftovers(root: Path) -> list[str]:
-    return sorted(dot_entries(root))
-
-
 # ---------------------------------------------------------------------------------------------
 # references
 

@@ -97,9 +97,9 @@ class TrainConfig:
     teacher_cache_mb: float = 2048.0
     """memory budget of the teacher cache (changes speed, never results)"""
     checkpoint_minutes: float = 10.0
-    """save a task's progress (adapter, optimiser, random streams) every this many minutes, at the
-    next step that closes a log window (log.every), so an interrupted run resumes within the task;
-    0: only when a task ends (changes when state is saved, never results)"""
+    """save a task's progress (adapter, optimiser, random streams) every this many minutes, after
+    the step that passes the interval, so an interrupted run resumes within the task; 0: only when
+    a task ends (changes when state is saved, never results)"""
 
     def check(self, path: str) -> None:
         require(self.steps >= 1, f"{path}.steps", "must be >= 1")

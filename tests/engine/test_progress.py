@@ -12,7 +12,8 @@ from conftest import run_interrupted_within
 from tsr.analysis.runlog import read_loss_log
 from tsr.config import load_config
 from tsr.data.sampling import BatchStream
-from tsr.engine.progress import Checkpoints, load_progress, optimiser_parts, optimiser_state
+from tsr.engine.progress import Checkpoints, TaskProgress, load_progress, optimiser_parts, optimiser_state
+from tsr.methods.base import MethodState
 from tsr.engine.run import execute
 from tsr.errors import ConfigError
 
@@ -25,20 +26,23 @@ class FakeClock:
         return self.now
 
 
-def test_progress_is_saved_at_log_steps_once_the_interval_has_passed():
+def test_progress_is_saved_once_the_interval_has_passed_with_the_open_log_window():
     clock, saved = FakeClock(), []
-    points = Checkpoints(saved.append, minutes=1, every=5, clock=clock)
+    window = {"ce": 0.0}
+    points = Checkpoints(saved.append, minutes=1, window=lambda: window, clock=clock)
     points.start()
     due = []
     for step in range(1, 31):
         clock.now += 7  # seconds per step
+        window["ce"] = float(step)
         if points.due(step, 30):
-            points.save(step)
+            points.save(TaskProgress(0, step, {}, {}, {}, [], MethodState(), None))
             due.append(step)
-    # 60 s have passed at step 9: the next log step is 10; then 60 s after 70 s (step 10) is 130 s,
-    # step 19, so step 20; never the last step (the task's end saves everything)
-    assert due == [10, 20] and saved == [10, 20]
-    assert not Checkpoints(saved.append, minutes=0, every=1, clock=clock).due(5, 30)
+    # 60 s have passed at step 9 (63 s); then 60 s after 63 s is step 18 (126 s), then 27;
+    # never the last step (the task's end saves everything)
+    assert due == [9, 18, 27] and [p.step for p in saved] == due
+    assert [p.log_window for p in saved] == [{"ce": 9.0}, {"ce": 18.0}, {"ce": 27.0}]  # copies, not the live dict
+    assert not Checkpoints(saved.append, minutes=0, clock=clock).due(5, 30)
 
 
 def test_checkpoint_minutes_is_checked_and_never_renames_a_run():
@@ -123,6 +127,22 @@ def test_the_loss_log_keeps_a_resumed_task_up_to_its_saved_step(make_config, mon
     log = read_loss_log(run)
     assert {t: [s for s, _ in pts] for t, pts in log.points.items()} == {0: [2, 4, 6], 1: [2, 4, 6], 2: [2, 4, 6]}
     assert log.problems == []
+
+
+def test_a_window_open_at_the_save_is_logged_whole_after_the_resume(make_config, monkeypatch):
+    """Saved after step 3 of a 4-step log window, killed after step 4: the resumed run logs the
+    window of steps 1-4 with the terms of steps 1-3 it saved, so the loss log equals an
+    uninterrupted run's value for value."""
+    whole = execute(make_config("method.name=er", "train.steps=6", "log.every=4", "name=whole"))
+    cfg = make_config("method.name=er", "train.steps=6", "log.every=4", "train.checkpoint_minutes=1e-9",
+                      "name=open")
+    run_interrupted_within(monkeypatch, cfg, 1, 4)
+    run = Path(cfg.out_dir) / "open"
+    assert load_progress(run).step == 3 and set(load_progress(run).log_window) == {"ce", "loss"}
+    execute(cfg)
+    assert [e["step"] for e in _events(run, "resume_within_task")] == [3]
+    assert read_loss_log(run).points == read_loss_log(whole.run.path).points
+    assert {t: [s for s, _ in pts] for t, pts in read_loss_log(run).points.items()} == {t: [4, 6] for t in range(3)}
 
 
 def test_a_kill_during_the_swap_resumes_from_the_previous_progress(make_config, monkeypatch):

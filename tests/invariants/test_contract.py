@@ -88,7 +88,7 @@ WITHIN = [(name, ()) for name in sorted(METHODS) if name != "agem"] + [
 
 @pytest.mark.parametrize("name,extra", WITHIN, ids=[" ".join((n, *e)) for n, e in WITHIN])
 def test_resume_within_a_task_equals_uninterrupted(name, extra, make_config, monkeypatch):
-    """Killed after step 5 of the last task, with progress saved at steps 2 and 4: the resumed run trains
+    """Killed after step 5 of the last task, with progress saved after every step before it: the resumed run trains
     steps 5 and 6 only and ends bitwise as a run never interrupted (that one saves no progress),
     with the same method state (e.g. A-GEM's count of projected steps)."""
     full = execute(make_config(f"method.name={name}", *extra, "train.steps=6", "train.checkpoint_minutes=0",

@@ -225,8 +225,9 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
     board = (TensorBoardLog(run.path / "tensorboard", cfg.train.steps, results.completed, within)
              if cfg.log.tensorboard else None)
     k = len(stream)
+    steplog = StepLog(run, cfg.log.every, board)  # one per run: every task's last step closes its window
     checkpoints = (Checkpoints(lambda saved: save_progress(run.path, saved), cfg.train.checkpoint_minutes,
-                               cfg.log.every) if cfg.train.checkpoint_minutes > 0 else None)
+                               lambda: steplog.window) if cfg.train.checkpoint_minutes > 0 else None)
     if results.completed == 0 and cfg.eval.all_tasks and results.zero_shot is None:
         results.set_zero_shot(evaluate_tasks(plan, range(k), round_folder(run.predictions_root, None)))
         run.log("zero_shot", **results.zero_shot)
@@ -236,6 +237,7 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
         clock = PhaseClock(teachers)
         resume, progress = (progress if progress is not None and progress.task == t else None), None
         resumed = {"resume_step": resume.step} if resume is not None else {}
+        steplog.window = dict(resume.log_window) if resume is not None else {}
 
         def begin(info: dict[str, Any]) -> None:
             clock.lap("begin")  # begin_task: TSR's signature and routing, SDFT's rewrites, ...
@@ -246,7 +248,7 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
 
         info = train_on(learner, method, task, plan.train[t], cfg.train, seed=cfg.seed, index=t, memory=memory,
                         teachers=teachers, dropout=cfg.lora.dropout > 0,
-                        on_step=[StepLog(run, cfg.log.every, board), report.step],
+                        on_step=[steplog, report.step],
                         on_begin=begin, resume=resume, checkpoints=checkpoints)
         clock.lap("train")
         if resume is not None:  # the steps before the interruption count too

@@ -3,15 +3,17 @@
 The run's checkpoint (:mod:`tsr.engine.rundir`) is taken when a task ends, so an interrupted
 run redoes the task it was in. Where a task takes long (A-GEM's reference gradient on a CPU,
 a 7B backbone on a GPU) the run also saves the task's progress every
-``train.checkpoint_minutes``, at a step that closes a log window (a multiple of
-``log.every``, so the loss log resumes without a torn window), into ``<run>/progress/``:
+``train.checkpoint_minutes`` (at the first step after the interval has passed) into
+``<run>/progress/``:
 
 - the adapter and the optimiser's state (AdamW's moments and step counts);
 - every random stream the remaining steps draw from: the engine's draw generator, each
   batch stream the task opened (:class:`tsr.data.sampling.BatchStream`), torch's generator
   (LoRA dropout), and the method's own (:meth:`tsr.methods.base.Method.step_state`: A-GEM's
   memory draws, DER++'s buffer draws, TSR's step count and teacher tallies);
-- the step count and the training seconds spent so far.
+- the step count and the training seconds spent so far;
+- the loss terms summed over the steps since the last logged window (``log.every``), so the
+  window that was open when the progress was saved is logged whole after a resume.
 
 A resume restores the task's start as before (the last task-end checkpoint), calls the
 method's ``begin_task`` again (it depends only on that start, the task memory and seeded
@@ -27,7 +29,7 @@ from __future__ import annotations
 import json
 import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -59,6 +61,7 @@ class TaskProgress:
     torch_rng: torch.Tensor
     cuda_rng: list[torch.Tensor] = field(default_factory=list)
     seconds: float = 0.0                       # training seconds of the task so far
+    log_window: dict[str, float] = field(default_factory=dict)  # loss sums of the open log window
     folder: str = ""                           # where it was read from (for errors)
 
 
@@ -99,7 +102,7 @@ def save_progress(run_path: Path, progress: TaskProgress) -> None:
         rng = {"torch_cpu": progress.torch_rng, **{f"cuda.{i}": s for i, s in enumerate(progress.cuda_rng)}}
         write_tensors(tmp / "rng.safetensors", rng)
         write_json(tmp / "state.json", {"task": progress.task, "step": progress.step, "seconds": progress.seconds,
-                                        "draws": progress.draws, "streams": progress.streams,
+                                        "draws": progress.draws, "streams": progress.streams, "log_window": progress.log_window,
                                         "optimiser": opt_plain, "method_meta": progress.method.meta})
         replace_dir(tmp, final)
     finally:
@@ -133,8 +136,9 @@ def load_progress(run_path: Path) -> TaskProgress:
         rng = load_file(str(current))
         cuda = [rng[f"cuda.{i}"] for i in range(sum(k.startswith("cuda.") for k in rng))]
         return TaskProgress(int(state["task"]), int(state["step"]), adapter, optimiser, state["draws"],
-                            list(state["streams"]), method, rng["torch_cpu"], cuda, float(state.get("seconds", 0.0)),
-                            str(folder))
+                            list(state["streams"]), method, rng["torch_cpu"], cuda, seconds=float(state.get("seconds", 0.0)),
+                            folder=str(folder),
+                            log_window={str(k): float(v) for k, v in state.get("log_window", {}).items()})
     except (OSError, ValueError, KeyError, TypeError, AttributeError, SafetensorError) as err:
         raise ValueError(f"{current}: {err}") from None
 
@@ -162,13 +166,14 @@ def saved_step(run_path: Path) -> tuple[int, int] | None:
 
 
 class Checkpoints:
-    """When a task saves its progress: after a step that closes a log window (``step`` a
-    multiple of ``every``, not the last step), once ``minutes`` have passed since the task
-    (re)started or since the last save. ``minutes <= 0`` never saves."""
+    """When a task saves its progress: after the first step (not the last: the task's end saves
+    everything) once ``minutes`` have passed since the task (re)started or since the last save.
+    ``minutes <= 0`` never saves. ``window`` gives the loss sums of the log window still open
+    (:class:`tsr.engine.loop.StepLog`), saved with the progress."""
 
-    def __init__(self, save: Callable[[TaskProgress], None], minutes: float, every: int,
-                 clock: Callable[[], float] = time.monotonic):
-        self.save_to, self.minutes, self.every, self.clock = save, float(minutes), max(1, int(every)), clock
+    def __init__(self, save: Callable[[TaskProgress], None], minutes: float,
+                 window: Callable[[], dict[str, float]] = dict, clock: Callable[[], float] = time.monotonic):
+        self.save_to, self.minutes, self.window, self.clock = save, float(minutes), window, clock
         self.last = clock()
         self.saved = 0
 
@@ -177,11 +182,10 @@ class Checkpoints:
         self.last = self.clock()
 
     def due(self, step: int, steps: int) -> bool:
-        return (self.minutes > 0 and step < steps and step % self.every == 0
-                and self.clock() - self.last >= self.minutes * 60)
+        return self.minutes > 0 and step < steps and self.clock() - self.last >= self.minutes * 60
 
     def save(self, progress: TaskProgress) -> None:
-        self.save_to(progress)
+        self.save_to(replace(progress, log_window=dict(self.window())))
         self.saved += 1
         self.last = self.clock()
 

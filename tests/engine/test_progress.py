@@ -13,9 +13,9 @@ from tsr.analysis.runlog import read_loss_log
 from tsr.config import load_config
 from tsr.data.sampling import BatchStream
 from tsr.engine.progress import Checkpoints, TaskProgress, load_progress, optimiser_parts, optimiser_state
-from tsr.methods.base import MethodState
 from tsr.engine.run import execute
 from tsr.errors import ConfigError
+from tsr.methods.base import MethodState
 
 
 class FakeClock:

@@ -1,5 +1,7 @@
 """The progress lines every grid command prints (tsr compare and tsr audit share them)."""
 
+import io
+
 from rich.console import Console
 
 from tsr.engine.compare import Point, TaskDone
@@ -7,7 +9,7 @@ from tsr.interface.grid_output import grid_callbacks, point_name
 
 
 def _lines(run) -> list[str]:
-    err = Console(record=True, width=200, file=open("/dev/null", "w"))
+    err = Console(record=True, width=200, file=io.StringIO())
     run(err)
     return err.export_text().splitlines()
 

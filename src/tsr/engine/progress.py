@@ -102,7 +102,8 @@ def save_progress(run_path: Path, progress: TaskProgress) -> None:
         rng = {"torch_cpu": progress.torch_rng, **{f"cuda.{i}": s for i, s in enumerate(progress.cuda_rng)}}
         write_tensors(tmp / "rng.safetensors", rng)
         write_json(tmp / "state.json", {"task": progress.task, "step": progress.step, "seconds": progress.seconds,
-                                        "draws": progress.draws, "streams": progress.streams, "log_window": progress.log_window,
+                                        "draws": progress.draws, "streams": progress.streams,
+                                        "log_window": progress.log_window,
                                         "optimiser": opt_plain, "method_meta": progress.method.meta})
         replace_dir(tmp, final)
     finally:
@@ -136,8 +137,8 @@ def load_progress(run_path: Path) -> TaskProgress:
         rng = load_file(str(current))
         cuda = [rng[f"cuda.{i}"] for i in range(sum(k.startswith("cuda.") for k in rng))]
         return TaskProgress(int(state["task"]), int(state["step"]), adapter, optimiser, state["draws"],
-                            list(state["streams"]), method, rng["torch_cpu"], cuda, seconds=float(state.get("seconds", 0.0)),
-                            folder=str(folder),
+                            list(state["streams"]), method, rng["torch_cpu"], cuda,
+                            seconds=float(state.get("seconds", 0.0)), folder=str(folder),
                             log_window={str(k): float(v) for k, v in state.get("log_window", {}).items()})
     except (OSError, ValueError, KeyError, TypeError, AttributeError, SafetensorError) as err:
         raise ValueError(f"{current}: {err}") from None

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from ..cli import _add_executor_flags, _csv, _executor, _split_args
 from ..errors import TsrError
-from .grid_output import grid_callbacks, print_unfinished
+from .grid_output import grid_callbacks, print_unfinished, started_summaries
 
 EXAMPLES = {
     "": """examples:
@@ -302,11 +302,10 @@ def _variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, w
     if args.report_only:
         runs = finished_runs(grid)
         if not runs:
-            from ..analysis import table as agg
+            from ..analysis.table import unfinished
 
             where = next(iter(grid.dirs.values())).parent
-            started = [agg.summarise(d) for d in grid.dirs.values() if (d / "results.json").is_file()]
-            print_unfinished(Console(stderr=True), started)
+            print_unfinished(Console(stderr=True), unfinished(started_summaries(grid)))
             raise TsrError(f"--report-only: no run of this grid has finished yet (runs go to {where})")
         console.print(f"{what} ({len(runs)} of {len(grid.points)} runs finished) -> {out}")
     else:

@@ -11,7 +11,7 @@ from rich.console import Console
 
 from ..cli import _add_executor_flags, _csv, _executor, _split_args
 from ..errors import TsrError
-from .grid_output import grid_callbacks, print_unfinished
+from .grid_output import grid_callbacks, print_unfinished, started_summaries
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
@@ -37,20 +37,19 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     size = f"{len(points)} runs ({len({p.method for p in points})} methods{f', {variants} variants' if args.vary else ''})"
     err = Console(stderr=True)
     if args.report_only:  # nothing trained: the table of the grid's runs that have finished
-        started = [d for d in grid.dirs.values() if (d / "results.json").is_file()]
-        summaries = [agg.summarise(d) for d in started]
+        summaries = started_summaries(grid)
         done = sum(s.finished for s in summaries)
+        pending = agg.unfinished(summaries)  # how far the runs in progress got
         if not done:
             where = next(iter(grid.dirs.values())).parent
-            print_unfinished(err, summaries)  # how far the runs in progress got
+            print_unfinished(err, pending)
             raise TsrError(f"--report-only: no run of this grid has finished yet (runs go to {where})")
         console.print(f"{size}: {done} finished")
         _compare_outputs(args, console, summaries)
-        pending = len(agg.unfinished(summaries))
-        if pending or len(started) < len(points):
-            err.print(f"not in the table: {pending} unfinished run(s), {len(points) - len(started)} not started",
-                      highlight=False)
-            print_unfinished(err, summaries)
+        if pending or len(summaries) < len(points):
+            err.print(f"not in the table: {len(pending)} unfinished run(s), {len(points) - len(summaries)} not "
+                      "started", highlight=False)
+            print_unfinished(err, pending)
         return 0
     console.print(f"{size}, {args.workers} worker(s)")
     progress, task_done = grid_callbacks(err)

@@ -28,11 +28,14 @@ def grid_callbacks(err: Console) -> tuple[Callable, Callable]:
     return progress, task_done
 
 
-def print_unfinished(err: Console, summaries: list) -> int:
-    """One line per unfinished run of ``summaries`` (how far it got); returns how many."""
+def started_summaries(grid) -> list:
+    """The summaries of the runs of ``grid`` that have started (finished or not)."""
     from ..analysis import table as agg
 
-    pending = agg.unfinished(summaries)
+    return [agg.summarise(d) for d in grid.dirs.values() if (d / "results.json").is_file()]
+
+
+def print_unfinished(err: Console, pending: list[str]) -> None:
+    """The lines of :func:`tsr.analysis.table.unfinished` (how far each unfinished run got), indented."""
     for line in pending:
         err.print(f"  {line}", highlight=False, soft_wrap=True)
-    return len(pending)

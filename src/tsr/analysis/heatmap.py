@@ -87,6 +87,18 @@ def transfer_figure(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], o
     return fig
 
 
+def fit_title(title: str, fig) -> str:
+    """``title`` broken to fit the figure's width (about 12 characters an inch at 9 pt), at its
+    parenthesis first: a narrow figure of an unfinished run keeps "(k of n tasks)" whole."""
+    width = max(int(fig.get_figwidth() * 12), 8)
+    if len(title) <= width:
+        return title
+    head, sep, tail = title.partition(" (")
+    if sep and len(head) <= width and len(tail) < width:
+        return f"{head}\n({tail}"
+    return textwrap.fill(title, width)
+
+
 def _annotate(ax, values: np.ndarray, texts: list[list[str | None]], cmap, scale: float = 1.0,
               fontsize: float = 7) -> None:
     """Write each cell's text, white on dark cells; a missing value is a grey dash."""
@@ -133,7 +145,7 @@ def results_figure(tasks: list[str], kinds: list[str], rows: list[tuple[str, lis
     ax.set_yticks(range(len(rows)), [label for label, _, _ in rows], fontsize=7)
     ax.set_xlabel("evaluated on", fontsize=8)
     ax.set_ylabel("after training on", fontsize=8)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(fit_title(title, fig), fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -169,6 +181,6 @@ def routing_figure(tasks: list[str], task_info: list[dict], title: str):
     ax.set_yticks(range(len(routed)), [tasks[i] for i in routed], fontsize=7)
     ax.set_xlabel("past task (replay source)", fontsize=8)
     ax.set_ylabel("task being trained", fontsize=8)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(fit_title(title, fig), fontsize=9)
     fig.tight_layout()
     return fig

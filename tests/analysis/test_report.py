@@ -96,6 +96,17 @@ class Tables(HTMLParser):
             self.cell += data
 
 
+def test_learning_curves_name_an_unfinished_run_apart_from_its_finished_twin(grid, monkeypatch):
+    import tsr.analysis.report as report
+
+    drawn = {}
+    real = report.loss_curves_figure
+    monkeypatch.setattr(report, "loss_curves_figure", lambda panels, *a: drawn.update(panels) or real(panels, *a))
+    build_report(grid)
+    assert sorted(label for label, _ in drawn["tsr"]) == ["seed 0", "seed 1", "seed 1 (2 of 3 tasks)"]
+    assert sorted(label for label, _ in drawn["seqft"]) == ["seed 0", "seed 1"]
+
+
 def _tables(page: str, section: str) -> list[list[list[str]]]:
     parser = Tables()
     parser.feed(page)

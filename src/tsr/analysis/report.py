@@ -49,9 +49,14 @@ class Run:
         return self.summary.path
 
     @property
-    def title(self) -> str:
+    def label(self) -> str:
+        """The run among its method's runs: its seed, and how far it got if it is unfinished."""
         done = "" if self.results.finished else f" ({self.results.completed} of {len(self.results.tasks)} tasks)"
-        return f"{self.method} · seed {self.results.seed}{done}"
+        return f"seed {self.results.seed}{done}"
+
+    @property
+    def title(self) -> str:
+        return f"{self.method} · {self.label}"
 
 
 @dataclass
@@ -238,7 +243,7 @@ def _curves(found: Found) -> str:
             per_task = r.steps or log.most_steps
             curve = log.curve(per_task)
             if curve:
-                panels.setdefault(r.method, []).append((f"seed {r.results.seed}", curve))
+                panels.setdefault(r.method, []).append((r.label, curve))
                 tasks = tasks or [(per_task * t, name) for t, name in enumerate(r.results.tasks)]
         if not panels:
             continue
@@ -247,7 +252,7 @@ def _curves(found: Found) -> str:
             png_bytes(fig), f"training loss, {setting}",
             "Cross-entropy of the training batches (target and replay), the mean of each logged window of "
             "steps (progress.jsonl), against the step since the run began; log scale shared by the panels; "
-            "dotted: task boundaries. One line per seed."))
+            "dotted: task boundaries. One line per run, named by its seed (and its progress if unfinished)."))
     if not parts:
         return ""
     notes = "".join(f'<p class="problem">{esc(p)}</p>' for p in problems)

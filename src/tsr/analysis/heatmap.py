@@ -81,16 +81,21 @@ def transfer_figure(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], o
     ax.set_ylabel("source")
     legend = ("(green helps, red hurts; colour: the benefit over the largest |benefit| in its column; "
               "outlined: column best)")
-    # wrapped to the figure's width (about 12 characters an inch at this size), so a small matrix keeps it whole
-    ax.set_title(title + "\n" + textwrap.fill(legend, int(fig.get_figwidth() * 12)), fontsize=9)
+    # wrapped to the figure's width, so a small matrix keeps it whole
+    ax.set_title(title + "\n" + textwrap.fill(legend, _title_chars(fig)), fontsize=9)
     fig.tight_layout()
     return fig
 
 
+def _title_chars(fig) -> int:
+    """How many characters of a 9 pt title fit the figure's width (about 12 an inch)."""
+    return int(fig.get_figwidth() * 12)
+
+
 def fit_title(title: str, fig) -> str:
-    """``title`` broken to fit the figure's width (about 12 characters an inch at 9 pt), at its
-    parenthesis first: a narrow figure of an unfinished run keeps "(k of n tasks)" whole."""
-    width = max(int(fig.get_figwidth() * 12), 8)
+    """``title`` broken to fit the figure's width, at its parenthesis first: a narrow figure of
+    an unfinished run keeps "(k of n tasks)" whole."""
+    width = max(_title_chars(fig), 8)
     if len(title) <= width:
         return title
     head, sep, tail = title.partition(" (")

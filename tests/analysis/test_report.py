@@ -137,7 +137,6 @@ def test_the_page_has_every_section_with_the_runs_numbers(grid):
     assert "probe-toy" in page and "4 finished run(s), 1 unfinished" in page
 
 
-
 def test_learning_curves_name_an_unfinished_run_apart_from_its_finished_twin(grid, monkeypatch):
     import tsr.analysis.report as report
 
@@ -147,6 +146,7 @@ def test_learning_curves_name_an_unfinished_run_apart_from_its_finished_twin(gri
     build_report(grid)
     assert sorted(label for label, _ in drawn["tsr"]) == ["seed 0", "seed 1", "seed 1 (2 of 3 tasks)"]
     assert sorted(label for label, _ in drawn["seqft"]) == ["seed 0", "seed 1"]
+
 
 def test_a_cell_of_one_run_is_its_mean_alone(grid):
     """A spread of one value is not 0: the page shows the mean without ± (a grid in progress)."""

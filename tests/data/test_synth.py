@@ -162,6 +162,31 @@ def test_pretraining_corpus_conveys_connotations_but_no_rule():
     assert set(NOUNS) <= set(joined.replace(".", " ").replace(",", " ").replace("s ", " ").split()) | set(joined.split())
 
 
+def test_option_list_corpus_answers_from_its_list_and_never_with_a_label_word():
+    """The richer corpus's option families: the answer is one of the listed options, the
+    options never hold a benchmark label word, and at options_share=0 the bundled corpus is
+    drawn unchanged (the same texts from the same generator state)."""
+    import numpy as np
+
+    from tsr.data.synth.options import options_instruction
+
+    rng, lex = np.random.default_rng(1), Lexicon(0)
+    texts = [options_instruction(rng, lex) for _ in range(2000)]
+    for text in texts:
+        options = text.split("Options: ")[1].split(".\nInput:")[0].split(", ")
+        answer = text.rsplit("Answer: ", 1)[1]
+        assert answer in options and len(set(options)) == len(options) >= 2
+        assert not set(options) & set(LABEL_WORDS)
+    # options come in a random order: the answer is not always in one position
+    positions = {t.split("Options: ")[1].split(".\nInput:")[0].split(", ").index(t.rsplit("Answer: ", 1)[1])
+                 for t in texts}
+    assert positions == {0, 1, 2}
+    plain, zero = np.random.default_rng(3), np.random.default_rng(3)
+    assert [corpus_text(plain) for _ in range(300)] == [corpus_text(zero, options_share=0.0) for _ in range(300)]
+    mixed = [corpus_text(np.random.default_rng(s), options_share=1.0) for s in range(200)]
+    assert sum("Options:" in t for t in mixed) > 60  # every instruction example lists options
+
+
 @pytest.mark.parametrize("task,fragment", [
     (dict(name="a", family="magic", template="x"), "unknown family 'magic'"),
     (dict(name="a", family="polarity", template="nope", attribute="tone"), "unknown template 'nope'"),

@@ -43,6 +43,8 @@ class PretrainConfig:
     weight_decay: float = 0.01
     max_length: int = 160
     instruction_share: float = 0.6
+    options_share: float = 0.0
+    """share of the instruction examples that list their answers (0: the bundled base's corpus)"""
     threads: int = 0
 
     def check(self, path: str) -> None:
@@ -52,6 +54,7 @@ class PretrainConfig:
         require(self.hidden % self.heads == 0, "heads", "must divide hidden")
         require(self.heads % self.kv_heads == 0, "kv_heads", "must divide heads")
         require(self.lr > 0, "lr", "must be > 0")
+        require(0.0 <= self.options_share <= 1.0, "options_share", "must be in [0, 1]")
 
 
 def weights_sha256(model: torch.nn.Module) -> str:
@@ -76,7 +79,7 @@ def pretrain(cfg: PretrainConfig, out: Path, report: Callable[[int, float], None
         torch.set_num_threads(cfg.threads)
     started = time.time()
     text_rng = numpy_rng(cfg.seed, "pretrain", "tokenizer")
-    tokenizer = train_tokenizer([corpus_text(text_rng, cfg.instruction_share) for _ in range(cfg.tokenizer_texts)],
+    tokenizer = train_tokenizer([corpus_text(text_rng, cfg.instruction_share, options_share=cfg.options_share) for _ in range(cfg.tokenizer_texts)],
                                 cfg.vocab_size)
     config = tiny_config("qwen2", len(tokenizer), hidden=cfg.hidden, layers=cfg.layers, heads=cfg.heads,
                          kv_heads=cfg.kv_heads, intermediate=cfg.intermediate, eos_id=tokenizer.eos_token_id,
@@ -94,7 +97,7 @@ def pretrain(cfg: PretrainConfig, out: Path, report: Callable[[int, float], None
     model.train()
     losses: list[float] = []
     for step in range(cfg.steps):
-        texts = [corpus_text(batches, cfg.instruction_share) + eos for _ in range(cfg.batch_size)]
+        texts = [corpus_text(batches, cfg.instruction_share, options_share=cfg.options_share) + eos for _ in range(cfg.batch_size)]
         enc = [tokenizer(t, add_special_tokens=False)["input_ids"][: cfg.max_length] for t in texts]
         width = max(len(e) for e in enc)
         ids = torch.full((len(enc), width), tokenizer.pad_token_id, dtype=torch.long)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from .families import pick, prompt
+from .options import options_instruction
 from .lexicon import (
     ADJECTIVES, CARRY, JERSEYS, LABEL_TONE, LABEL_WORDS, LEVELS, MONTHS, NAMES, NOUNS, NUMBER_WORDS, PLACES, RARE_VERBS,
     REACTIONS, TONES, VERBS, Lexicon
@@ -205,8 +206,15 @@ def instruction(rng: Rng, lex: Lexicon | None = None) -> str:
     return prompt("Copy the code.", code) + " " + code.strip()
 
 
-def corpus_text(rng: Rng, instruction_share: float = 0.6, lex: Lexicon | None = None) -> str:
-    """One training text: an instruction example, or one to three ordinary sentences."""
+def corpus_text(rng: Rng, instruction_share: float = 0.6, lex: Lexicon | None = None,
+                options_share: float = 0.0) -> str:
+    """One training text: an instruction example, or one to three ordinary sentences.
+
+    ``options_share`` of the instruction examples list their answers (:mod:`.options`); at
+    0, the bundled base's corpus, no extra draw is made, so its texts are unchanged.
+    """
     if rng.random() < instruction_share:
+        if options_share > 0 and rng.random() < options_share:
+            return options_instruction(rng, lex or Lexicon(0))
         return instruction(rng, lex)
     return " ".join(sentence(rng, lex) for _ in range(int(rng.integers(1, 4))))

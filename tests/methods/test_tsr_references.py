@@ -1,4 +1,4 @@
-"""TSR's per-batch teachers of the distillation audit: `random` and `oracle` (tsr.methods.teacher_choice)."""
+"""TSR's per-batch teachers of the distillation audit: `random` and `oracle` (tsr.methods.distill.teacher)."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ they run once per seed, in the row ``-``.
 
 ``--reshape`` adds the paper's loss-reshaping interventions (Table "Loss-reshaping
 interventions on the distillation term"): each a run of the ``era`` teacher with
-``method.kd_reshape`` set (:mod:`tsr.methods.distillation`: ``amplify``, ``residual``,
+``method.kd_reshape`` set (:mod:`tsr.methods.distill.shape`: ``amplify``, ``residual``,
 ``repel``, ``selective``), in the rows ``era+<reshape>``, with its Overall minus plain ``era``
 paired by seed. They are not teachers: C9's spread and drop leave them out.
 
@@ -42,7 +42,7 @@ from typing import get_args
 from ..engine.compare import Point
 from ..errors import ConfigError
 from ..methods.registry import resolve_method
-from ..methods.distillation import RESHAPES
+from ..methods.distill.shape import RESHAPES
 from ..methods.tsr import Reference
 from .report_files import write_report_files
 from .variants import beyond_noise, check_methods, dot_panel, fmt, fmt_paired, paired

@@ -33,7 +33,7 @@ def test_identical_tasks_give_the_maximum_similarity(learner):
     bs = parity(learner)
     for name in SIGNATURES:
         a, b = take(name, learner, bs), take(name, learner, bs)
-        top = 0.0 if name in ("hiddenot", "jointot") else 1.0
+        top = 0.0 if name in ("hiddenot", "jointot", "jointot_emb") else 1.0
         assert similarity(name, a, b) == pytest.approx(top, abs=1e-6), name
 
 
@@ -68,11 +68,14 @@ def test_fisher_is_the_mean_squared_gradient(learner):
         return masked_ce(learner.logits(batch), batch.labels)
 
     manual = torch.cat([f.flatten() for f in empirical_fisher(loss_of, params, bs)])
-    assert torch.allclose(take("fisher", learner, bs), manual, rtol=1e-5, atol=1e-10)
+    assert torch.allclose(take("fisher_batch", learner, bs), manual, rtol=1e-5, atol=1e-10)
     rows = [learner.encoder.collate([r]) for b in bs for r in grad.rows(b)]
     per_example = torch.cat([f.flatten() for f in empirical_fisher(loss_of, params, rows)])
     assert torch.allclose(grad.fisher(learner, bs, learner.init_state, per_example=True), per_example,
                           rtol=1e-5, atol=1e-10)
+    # the signature `fisher` is the empirical Fisher: per example, not squared batch means
+    assert torch.allclose(take("fisher", learner, bs), per_example, rtol=1e-5, atol=1e-10)
+    assert not torch.allclose(take("fisher", learner, bs), manual, rtol=1e-3)
 
 
 def test_proto_is_the_mean_prompt_hidden_state(learner):
@@ -126,3 +129,36 @@ def test_signature_names():
     with pytest.raises(ConfigError, match="unknown signature 'grad'"):
         signature_names("gradb,grad")
     assert not math.isnan(len(SIGNATURES))
+
+
+def test_otdd_label_cost_is_the_transport_between_label_conditional_clouds():
+    """Two tiny labelled clouds, by hand. Task a: class 0 at (1,0) and (0,1), class 1 at (0,-1);
+    task b: class 0 at (1,0), class 1 at (-1,0). Squared distances: |(1,0)-(1,0)|^2 = 0,
+    |(0,1)-(1,0)|^2 = 2, |(0,-1)-(1,0)|^2 = 2, |(1,0)-(-1,0)|^2 = 4, |(0,1)-(-1,0)|^2 = 2.
+    W(a0, b0) = (0 + 2) / 2 = 1 (both mass halves go to the one point), W(a0, b1) = (4 + 2) / 2 = 3,
+    W(a1, b0) = 2, W(a1, b1) = 2."""
+    from tsr.cl.sig_hidden import Cloud, label_costs, ot_similarity
+
+    a = Cloud(torch.tensor([[1.0, 0.0], [0.0, 1.0], [0.0, -1.0]], dtype=torch.float64), classes=torch.tensor([0, 0, 1]))
+    b = Cloud(torch.tensor([[1.0, 0.0], [-1.0, 0.0]], dtype=torch.float64), classes=torch.tensor([0, 1]))
+    assert torch.allclose(label_costs(a, b), torch.tensor([[1.0, 3.0], [2.0, 2.0]], dtype=torch.float64))
+    # the joint transport: 3 points of mass 1/3 onto 2 of mass 1/2; joint costs (row i of a, column j of b):
+    # a(1,0),c0: [0+1, 4+3] = [1, 7]; a(0,1),c0: [2+1, 2+3] = [3, 5]; a(0,-1),c1: [2+2, 2+2] = [4, 4].
+    # b0 takes 1/2: the cheapest plan sends a0 (1/3) and 1/6 of a1 to b0, the rest to b1:
+    # 1/3*1 + 1/6*3 + 1/6*5 + 1/3*4 = 3.0 (any split of a2 costs 4; moving a1 to b0 saves 2 per unit)
+    assert ot_similarity(a, b) == pytest.approx(-3.0)
+    # without labels the same clouds cost less: the label term is paid on top
+    assert ot_similarity(Cloud(a.points), Cloud(b.points)) > ot_similarity(a, b)
+
+
+def test_class_ids_name_answers_and_collapse_a_generation_task(learner):
+    from tsr.cl.sig_hidden import class_ids
+
+    bs = parity(learner)
+    ids = class_ids(bs)
+    answers = [tuple(t for t in row if t != -100) for b in bs for row in b.labels.tolist()]
+    assert len(set(answers)) <= len(answers) / 2  # parity is a classification task
+    assert [ids[i] == ids[j] for i in range(len(ids)) for j in range(len(ids))] == \
+        [answers[i] == answers[j] for i in range(len(ids)) for j in range(len(ids))]
+    flipped = grad.permuted_answers(bs, pad_id=learner.encoder.pad_id)
+    assert class_ids(flipped).shape == ids.shape

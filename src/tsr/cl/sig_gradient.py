@@ -10,9 +10,11 @@ Paper signatures (reference paper, Eq. 5 and Table 2):
   every LoRA B factor, flattened across layers; similarity: cosine.
 - ``gradb_norm``: each batch's gradient normalised to unit length before the mean.
 - ``gradb_last4``: ``gradb`` restricted to the B factors of the last four blocks.
-- ``fisher``: the diagonal (empirical) Fisher of the LoRA B factors, the mean of squared
-  gradients (Task2Vec-style, Achille et al. 2019); similarity: cosine. The A factors are left
-  out: at the shared initialisation B = 0, so every A gradient is exactly zero.
+- ``fisher``: the diagonal empirical Fisher of the LoRA B factors, the mean over the probe
+  examples of each example's squared gradient (Task2Vec-style, Achille et al. 2019; one
+  backward pass per example); similarity: cosine. The A factors are left out: at the shared
+  initialisation B = 0, so every A gradient is exactly zero. ``fisher_batch`` (ours, its first
+  reading) squares batch-mean gradients instead, which is not an empirical Fisher.
 
 Candidates of this project, meant to separate a shared *rule* from shared *answer words*
 (see :func:`gradb_contrast` and :func:`gradb_noanswer`).

@@ -25,6 +25,8 @@ def pack(signature: Any) -> dict[str, torch.Tensor]:
         out = {"cloud.points": signature.points}
         if signature.labels is not None:
             out["cloud.labels"] = signature.labels
+        if signature.classes is not None:
+            out["cloud.classes"] = signature.classes
         return out
     if isinstance(signature, Projectable):
         blocks = torch.tensor(signature.blocks, dtype=torch.int64).reshape(-1, 3)
@@ -37,7 +39,7 @@ def unpack(tensors: dict[str, torch.Tensor]) -> Any:
     if "signature" in tensors:
         return tensors["signature"]
     if "cloud.points" in tensors:
-        return Cloud(tensors["cloud.points"], tensors.get("cloud.labels"))
+        return Cloud(tensors["cloud.points"], tensors.get("cloud.labels"), tensors.get("cloud.classes"))
     if "projectable.grad" in tensors:
         blocks = tuple(tuple(int(x) for x in row) for row in tensors["projectable.blocks"].tolist())
         return Projectable(tensors["projectable.grad"], blocks, tensors["projectable.directions"])
@@ -51,7 +53,7 @@ def shape(signature: Any) -> tuple:
         return ("tensor", tuple(signature.shape))
     if isinstance(signature, Cloud):
         labels = None if signature.labels is None else signature.labels.shape[1]
-        return ("cloud", signature.points.shape[1], labels)
+        return ("cloud", signature.points.shape[1], labels, signature.classes is not None)
     if isinstance(signature, Projectable):
         return ("projectable", tuple(signature.grad.shape), signature.blocks)
     return (type(signature).__name__,)

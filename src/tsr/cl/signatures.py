@@ -59,10 +59,16 @@ SIGNATURES: dict[str, SignatureSpec] = {s.name: s for s in (
           layer=-1, pooling="mean"),
     _spec("hiddenot", "representation", "distribution geometry (OT over hidden states)", hid.hidden_cloud,
           partial(hid.ot_similarity, reg=0.0), layer=-1, pooling="mean"),
-    _spec("jointot", "representation", "label-aware distribution (OTDD-style OT over hidden states + answers)",
-          hid.joint_cloud, partial(hid.ot_similarity, label_weight=1.0, reg=0.0), layer=-1, pooling="mean"),
-    _spec("fisher", "gradient", "gradient magnitude (diagonal Fisher of the B factors)", grad.fisher, cosine,
-          per_example=False),
+    _spec("jointot", "representation", "label-aware distribution (OTDD: OT over hidden states and "
+          "label-conditional clouds)", hid.otdd_cloud, partial(hid.ot_similarity, label_weight=1.0, reg=0.0),
+          layer=-1, pooling="mean"),
+    _spec("jointot_emb", "representation", "OT over hidden states + answer embeddings (ours: jointot's first "
+          "reading)", hid.joint_cloud, partial(hid.ot_similarity, label_weight=1.0, reg=0.0), paper=False,
+          layer=-1, pooling="mean"),
+    _spec("fisher", "gradient", "gradient magnitude (diagonal empirical Fisher of the B factors, per example)",
+          grad.fisher, cosine, per_example=True),
+    _spec("fisher_batch", "gradient", "squared batch-mean gradients of the B factors (ours: fisher's first "
+          "reading)", grad.fisher, cosine, paper=False, per_example=False),
     _spec("gradb", "gradient", "gradient direction (Eq. 5)", grad.gradb, cosine),
     _spec("gradb_norm", "gradient", "gradient direction, each batch normalised", grad.gradb, cosine,
           normalise=True),

@@ -18,7 +18,7 @@ import time
 
 from tsr.data.synth.streams import SYNTH_TRACE
 from tsr.engine.compare import plan_points, run_sweep
-from tsr.engine.pool import Executor
+from tsr.engine.executor import Executor
 
 
 def grid(out: str, workers: int, steps: int, executor: Executor | None) -> float:

@@ -15,9 +15,9 @@ import re
 import sys
 from pathlib import Path
 
-from tsr.analysis.probe_report import designed_relations
-from tsr.analysis.signature_audit import audit
-from tsr.analysis.signature_report import write_audit
+from tsr.experiments.probe.report import designed_relations
+from tsr.experiments.signatures.run import audit
+from tsr.experiments.signatures.report import write_audit
 from tsr.cl.signatures import signature_names
 from tsr.config import load_config
 from tsr.data.streams import load_stream

@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-from tsr.analysis.signature_audit import probe_batches
+from tsr.experiments.signatures.run import probe_batches
 from tsr.cl import signatures as sig
 from tsr.config import load_config
 from tsr.data.streams import load_stream

@@ -97,16 +97,17 @@ def probe(config: Config = None, overrides: Sequence[str] = (), *, arms: Sequenc
     ``<out_dir>/probe-<stream>-<fingerprint>``). Arms saved there before are not run again.
     Returns what ``report.json`` holds: ``headroom`` with ``full`` arms, the transfer ``matrix``
     with ``mixed`` arms."""
-    from .analysis import probe as pr
-    from .analysis.probe_report import designed_relations, write_report
+    from .experiments.probe.plan import load_probe_stream, plan_jobs, probe_dir
+    from .experiments.probe.run import run_probe
+    from .experiments.probe.report import designed_relations, write_report
 
     cfg = resolve(config, overrides)
     _local_only(cfg, [], workers)
-    stream = pr.load_probe_stream(cfg)
-    jobs = pr.plan_jobs(stream, [int(s) for s in seeds], list(targets) if targets else None,
+    stream = load_probe_stream(cfg)
+    jobs = plan_jobs(stream, [int(s) for s in seeds], list(targets) if targets else None,
                         list(sources) if sources else None, list(arms))
-    folder = Path(out) if out is not None else pr.probe_dir(cfg, stream)
-    done = pr.run_probe(cfg, jobs, folder, workers)
+    folder = Path(out) if out is not None else probe_dir(cfg, stream)
+    done = run_probe(cfg, jobs, folder, workers)
     done = [a for a in done if a["target"] in stream.names and a["source"] in (None, *stream.names)]
     return write_report(folder, done, stream, designed_relations(cfg.stream.source, cfg.stream.options),
                         None, cfg.train.steps)

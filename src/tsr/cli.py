@@ -220,7 +220,7 @@ def cmd_config(args: argparse.Namespace, console: Console) -> int:
 
 
 def _executor(args: argparse.Namespace):
-    from .engine.pool import Executor
+    from .engine.executor import Executor
 
     return Executor(args.executor, args.ray_address, args.gpus_per_run)
 

@@ -19,7 +19,7 @@ import pytest
 
 from badinputs import TINY, refuse
 from toy import write_toy_stream
-from tsr.analysis.probe_report import write_report
+from tsr.experiments.probe.report import write_report
 from tsr.analysis.report import build_report
 from tsr.cli import main
 from tsr.data.streams import load_stream
@@ -254,9 +254,9 @@ def test_chromium_renders_the_page(grid, tmp_path):
 
 def _kd_audit(folder: Path) -> None:
     """An audit folder as `tsr audit kd` leaves it (hand-made runs, known numbers)."""
-    from tsr.analysis.kd_audit import write_kd_report
+    from tsr.experiments.kd.report import write_kd_report
     from tsr.analysis.table import RunSummary
-    from tsr.analysis.variants import cells
+    from tsr.analysis.cells import cells
     from tsr.engine.compare import Point
 
     runs = {Point("tsr", s, (f"method.reference={t}",), t): RunSummary(Path(f"/r/{t}{s}"), "tsr", s, "toy",

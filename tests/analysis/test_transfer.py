@@ -4,8 +4,7 @@ import math
 
 import pytest
 
-from tsr.analysis.transfer import (arms_at, check_relations, exposure_matched, relations_markdown, column_best, headroom, matrix_csv, matrix_markdown,
-                          transfer_matrix)
+from tsr.analysis.transfer import arms_at, check_relations, exposure_matched, relations_markdown, column_best, headroom, matrix_csv, matrix_markdown, transfer_matrix
 
 
 def arm(target, kind, arm_, seed, acc, loss=1.0, source=None):

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tsr.analysis.orders_audit import greedy_order
+from tsr.experiments.orders.plan import greedy_order
 from tsr.data.streams import load_stream
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"

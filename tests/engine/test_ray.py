@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tsr.engine.compare import plan_points, run_sweep
-from tsr.engine.pool import Executor
+from tsr.engine.executor import Executor
 from tsr.errors import ConfigError
 
 ray = pytest.importorskip("ray", reason="the ray package is not installed")

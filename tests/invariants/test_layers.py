@@ -11,7 +11,11 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "tsr"
 
 # bottom to top; a module may import its own layer and the layers before it
-LAYERS = ["foundation", "data", "model", "cl", "methods", "config", "engine", "analysis", "interface"]
+LAYERS = ["foundation", "data", "model", "cl", "methods", "config", "engine", "analysis", "experiments", "interface"]
+# analysis reads run folders and draws: it reaches nothing that trains (run folders are read through
+# the engine's readers: results, rundir, store, progress)
+TRAINS = ("tsr.engine.loop", "tsr.engine.pool", "tsr.engine.ray_pool", "tsr.engine.compare", "tsr.engine.run",
+          "tsr.methods", "tsr.model")
 ROOT_MODULES = {"errors": "foundation", "rng": "foundation", "atomic": "foundation", "schema": "foundation",
                 "extensions": "foundation", "version": "foundation",
                 "config": "config", "cli": "interface", "display": "interface", "__main__": "interface",
@@ -78,6 +82,65 @@ def test_no_import_points_upward(path):
               if LAYERS.index(layer_of(target)) > LAYERS.index(here)]
     assert not upward, f"{module_name(path)} ({here}) imports upward: " + ", ".join(
         f"line {line}: {target} ({layer_of(target)})" for line, target in upward)
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "analysis").rglob("*.py")), ids=lambda p: module_name(p))
+def test_analysis_imports_nothing_that_trains(path):
+    training = [(line, target) for line, target in imports_of(path)
+                if any(target == t or target.startswith(t + ".") for t in TRAINS)]
+    assert not training, f"{module_name(path)} imports what trains: " + ", ".join(
+        f"line {line}: {target}" for line, target in training)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Module -> the package modules it imports (lazy imports too); a package's __init__ counts
+    as the package."""
+    graph: dict[str, set[str]] = {}
+    for path in MODULES:
+        graph[module_name(path)] = {t for _, t in imports_of(path) if _is_module(t)} - {module_name(path)}
+    return graph
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                out.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_closes_a_circle():
+    found = circles(import_graph())
+    assert not found, "import circles: " + "; ".join(" <-> ".join(c) for c in found)
+
+
+def test_the_circle_finder_sees_a_circle():
+    """Negative control: a -> b -> c -> a is one circle, d -> a none."""
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
 def test_the_root_holds_only_the_interface_config_and_foundation():

@@ -1,3 +1,2 @@
-"""Analysis layer: the probe protocol (headroom, transfer matrix), the signature audit, the
-comparison table and figures. It reads and writes run and probe folders; it never reaches into
-a live run's state."""
+"""Analysis layer: reads run folders, probe folders and audit reports, and draws them (the
+comparison table, matrices, curves, the `tsr report` page). It trains nothing."""

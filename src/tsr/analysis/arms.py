@@ -1,10 +1,10 @@
 """The paper's arm table: target-only, full, random source, hindsight oracle (and the column's
 best source), per target, mean ± std over seeds.
 
-Pure functions of a probe folder's saved arms (:mod:`tsr.analysis.probe`).
+Pure functions of a probe folder's saved arms (:mod:`tsr.experiments.probe`).
 
 - ``random`` is a trained arm (the mixed arm of a uniformly drawn source; see
-  :func:`tsr.analysis.probe.random_source`).
+  :func:`tsr.experiments.probe.plan.random_source`).
 - ``oracle`` is a view, not a training: for each (target, seed), the saved mixed arm with the
   best target score (accuracy for classification targets, lowest answer loss for generation
   targets), chosen in hindsight among the folder's mixed arms of that target and seed. The

@@ -2,7 +2,7 @@
 training loss against the step (from its log).
 
 A probe run with ``--checkpoints`` scores every arm on the way to its last step (see
-:mod:`tsr.analysis.probe`). The curves show what one budget hides: whether the target arm is still
+:mod:`tsr.experiments.probe`). The curves show what one budget hides: whether the target arm is still
 improving when the budget ends (then a mixed arm, which gives the target only half of its
 steps, is at a disadvantage that has nothing to do with its source), and when the full arm
 pulls away from it (headroom as a function of the step budget).

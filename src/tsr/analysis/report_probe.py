@@ -1,6 +1,6 @@
 """The probe sections of `tsr report`: headroom, the transfer matrix, the signature audit and
 the probe's learning curves, each drawn from a probe folder's ``report.json`` (what `tsr probe`
-wrote; :mod:`tsr.analysis.probe_report`)."""
+wrote; :mod:`tsr.experiments.probe.report`)."""
 
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from .table import FAMILY, RunSummary, aggregate, run_labels
-from .variants import dot_panel
+from .cells import dot_panel
 
 GROUP_COLORS = {0: "#7f7f7f", 1: "#d08a2e", 2: "#1f77b4", 3: "#2e8b3d"}
 GROUP_NAMES = {0: "no mechanism", 1: "rehearsal-free", 2: "rehearsal", 3: "TSR"}

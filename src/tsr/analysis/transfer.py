@@ -1,6 +1,6 @@
 """Headroom, the pairwise transfer matrix, and checks against designed relations.
 
-Pure functions of the saved probe arms (:mod:`tsr.analysis.probe`). Scores are exact-match accuracy
+Pure functions of the saved probe arms (:mod:`tsr.experiments.probe`). Scores are exact-match accuracy
 for classification targets and answer loss for generation targets. Every difference is
 paired by seed (the arms of one seed share the shared initialisation and the target's N
 examples) and reported as mean and standard error over seeds.

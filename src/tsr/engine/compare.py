@@ -23,7 +23,8 @@ import torch
 
 from ..config import RunConfig, load_config
 from ..methods.registry import method_names, resolve_method
-from .pool import Executor, run_pool
+from .executor import Executor
+from .pool import run_pool
 from .run import check_stream, execute, run_name
 
 

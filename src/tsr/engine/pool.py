@@ -11,10 +11,10 @@ from __future__ import annotations
 import multiprocessing as mp
 import pickle
 import queue as queues
-from dataclasses import dataclass
-from typing import Any, Callable, Literal, Sequence, TypeVar
+from typing import Any, Callable, Sequence, TypeVar
 
-from ..errors import ConfigError, RunError
+from ..errors import RunError
+from .executor import Executor
 
 S = TypeVar("S")
 T = TypeVar("T")
@@ -24,28 +24,6 @@ Emit = Callable[[Any], None]
 
 def _ignore(event: Any) -> None:
     pass
-
-
-@dataclass(frozen=True)
-class Executor:
-    """Where a grid's items run: ``local`` (worker processes on this machine) or ``ray``."""
-
-    kind: Literal["local", "ray"] = "local"
-    address: str | None = None
-    """ray: ``None`` starts a local instance; ``auto`` joins the cluster this machine belongs to;
-    ``HOST:PORT`` joins that cluster"""
-    gpus_per_run: float = 0.0
-    """ray: the GPU share each run asks for (0: none)"""
-    retries: int = 3
-    """ray: how often a worker whose process died is restarted and its item run again"""
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("local", "ray"):
-            raise ConfigError(f"--executor: {self.kind!r} is not valid (valid: local, ray)")
-        if self.gpus_per_run < 0:
-            raise ConfigError("--gpus-per-run: must be >= 0")
-        if self.kind == "local" and (self.address or self.gpus_per_run):
-            raise ConfigError("--ray-address and --gpus-per-run need --executor ray")
 
 
 def run_pool(setup: Callable[..., S], setup_args: tuple, work: Callable[[S, T, Emit], R], items: Sequence[T],

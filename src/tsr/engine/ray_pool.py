@@ -19,7 +19,7 @@ import queue as queues
 from typing import Any, Callable, Sequence
 
 from ..errors import ConfigError, RunError, TsrError
-from .pool import Executor
+from .executor import Executor
 
 
 class _Worker:

@@ -1,5 +1,5 @@
 """`tsr audit NAME`: the paper's audits as commands (thin, as the rest of the CLI; the work is in
-tsr.analysis.budget, tsr.analysis.budget_report and tsr.analysis.arms)."""
+tsr.experiments.budget, tsr.experiments.budget.report and tsr.analysis.arms)."""
 
 from __future__ import annotations
 
@@ -107,30 +107,31 @@ def _arm_progress(describe):
 
 
 def cmd_audit_budget(args: argparse.Namespace, console: Console) -> int:
-    from ..analysis import budget as bu
-    from ..analysis.budget_report import budget_markdown, write_budget_report
-    from ..analysis.probe import load_probe_stream
+    from ..experiments.budget.plan import audit_dir, budget_dirs, jobs_at, plan_budget
+    from ..experiments.budget.run import run_budget, saved_arms
+    from ..experiments.budget.report import budget_markdown, write_budget_report
+    from ..experiments.probe.plan import load_probe_stream
     from ..config import load_config
 
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
     stream = load_probe_stream(cfg)
-    plan = bu.plan_budget(stream, _csv(args.seeds, int, "--seeds") or [], _csv(args.targets), _csv(args.sources),
+    plan = plan_budget(stream, _csv(args.seeds, int, "--seeds") or [], _csv(args.targets), _csv(args.sources),
                           _csv(args.budgets, int, "--budgets"), args.n_max, _csv(args.arms))
-    out = Path(args.out) if args.out else bu.audit_dir(cfg, stream, plan)
+    out = Path(args.out) if args.out else audit_dir(cfg, stream, plan)
     if args.report_only:
-        arms = bu.saved_arms(cfg, stream, plan)
+        arms = saved_arms(cfg, stream, plan)
         if not any(a["arm"] == "target" for rows in arms.values() for a in rows):
-            where = bu.budget_dirs(cfg, stream, plan)[plan.budgets[0]].parent
+            where = budget_dirs(cfg, stream, plan)[plan.budgets[0]].parent
             raise TsrError(f"--report-only: no target arm of this sweep is saved yet (in {where})")
         console.print(f"budget audit of {stream.name} (saved arms only) -> {out}")
     else:
-        jobs = len(bu.jobs_at(stream, plan)) * len(plan.budgets)
+        jobs = len(jobs_at(stream, plan)) * len(plan.budgets)
         console.print(f"budget audit of {stream.name}: N in {', '.join(map(str, plan.budgets))} "
                       f"(N_max {plan.n_max}), {jobs} arms, {args.workers} worker(s) -> {out}")
         progress = _arm_progress(lambda result: f"N={result['budget']} {result['target']} {result['arm']}")
 
-        arms = bu.run_budget(cfg, stream, plan, args.workers, progress, _executor(args))
+        arms = run_budget(cfg, stream, plan, args.workers, progress, _executor(args))
     command = "tsr audit budget " + " ".join(args.argv_tail) if args.argv_tail else None
     summary = write_budget_report(out, arms, plan.n_max, stream.names, stream.name, command)
     console.print(budget_markdown(summary, stream.names), markup=False)
@@ -139,9 +140,11 @@ def cmd_audit_budget(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_audit_carriers(args: argparse.Namespace, console: Console) -> int:
-    from ..analysis import carriers as ca
-    from ..analysis.carriers_report import carriers_markdown, write_carriers_report
-    from ..analysis.probe import load_probe_stream, probe_dir
+    from ..experiments.carriers.plan import carrier_jobs, pairs_from_probe, parse_pairs, plan_carriers
+    from ..experiments.carriers.report import carrier_summary
+    from ..experiments.carriers.run import run_carriers, run_starts, saved_carriers, saved_starts
+    from ..experiments.carriers.report import carriers_markdown, write_carriers_report
+    from ..experiments.probe.plan import load_probe_stream, probe_dir
     from ..config import load_config
 
     config, overrides = _split_args(args.items)
@@ -151,45 +154,46 @@ def cmd_audit_carriers(args: argparse.Namespace, console: Console) -> int:
         raise TsrError("tsr audit carriers: give exactly one of --pairs SRC:TGT,... and --from PROBE_DIR")
     if args.top is not None and args.source_dir is None:
         raise TsrError("--top: only with --from PROBE_DIR")
-    pairs = ca.parse_pairs(args.pairs) if args.pairs is not None else ca.pairs_from_probe(Path(args.source_dir), args.top)
-    plan = ca.plan_carriers(stream, pairs, _csv(args.seeds, int, "--seeds") or [], _csv(args.mu, float, "--mu") or [0.1],
+    pairs = parse_pairs(args.pairs) if args.pairs is not None else pairs_from_probe(Path(args.source_dir), args.top)
+    plan = plan_carriers(stream, pairs, _csv(args.seeds, int, "--seeds") or [], _csv(args.mu, float, "--mu") or [0.1],
                             [] if args.checkpoints == "none" else _csv(args.checkpoints, int, "--checkpoints"),
                             cfg.train.steps)
     folder = probe_dir(cfg, stream)
     out = Path(args.out) if args.out else folder.with_name(folder.name.replace("probe-", "audit-carriers-", 1))
     pairs_text = ", ".join(f"{s}->{t}" for s, t in plan.pairs)
     if args.report_only:
-        arms = ca.saved_carriers(cfg, stream, plan)
+        arms = saved_carriers(cfg, stream, plan)
         if not any(a["arm"] == "target" for a in arms):
             raise TsrError(f"--report-only: no target arm of these pairs is saved yet (in {folder})")
-        starts = ca.saved_starts(cfg, stream, plan)
+        starts = saved_starts(cfg, stream, plan)
         console.print(f"carrier study of {stream.name} (saved arms only): {pairs_text} -> {out}")
     else:
-        jobs = ca.carrier_jobs(stream, plan)
+        jobs = carrier_jobs(stream, plan)
         console.print(f"carrier study of {stream.name}: {pairs_text}; {len(jobs)} arms, {args.workers} worker(s), "
                       f"checkpoints {', '.join(map(str, plan.checkpoints)) or 'none'} -> {out}")
         progress = _arm_progress(lambda result: f"{result['target']} {result['arm']}")
 
-        arms = ca.run_carriers(cfg, stream, plan, args.workers, progress, _executor(args))
+        arms = run_carriers(cfg, stream, plan, args.workers, progress, _executor(args))
         err = Console(stderr=True)
 
         def scored(done: int, total: int) -> None:
             if done == total or done % 10 == 0:
                 err.print(f"  step 0: {done}/{total} starting points scored")
 
-        starts = ca.run_starts(cfg, stream, plan, scored)
+        starts = run_starts(cfg, stream, plan, scored)
     command = "tsr audit carriers " + " ".join(args.argv_tail) if args.argv_tail else None
-    summary = write_carriers_report(out, ca.carrier_summary(arms, plan, cfg.train.steps, starts), stream.name, command)
+    summary = write_carriers_report(out, carrier_summary(arms, plan, cfg.train.steps, starts), stream.name, command)
     console.print(carriers_markdown(summary), markup=False)
     console.print(f"saved to {out}")
     return 0
 
 
 def cmd_audit_scale(args: argparse.Namespace, console: Console) -> int:
-    from ..analysis import scale as sc
-    from ..analysis.probe import load_probe_stream
-    from ..analysis.probe_report import designed_relations
-    from ..analysis.scale_report import scale_markdown, scale_summary, write_scale_report
+    from ..experiments.scale.plan import audit_dir, jobs_of, plan_scale
+    from ..experiments.scale.run import run_scale, run_signatures, saved_arms
+    from ..experiments.probe.plan import load_probe_stream
+    from ..experiments.probe.report import designed_relations
+    from ..experiments.scale.report import scale_markdown, scale_summary, write_scale_report
     from ..config import load_config
 
     config, overrides = _split_args(args.items)
@@ -200,26 +204,26 @@ def cmd_audit_scale(args: argparse.Namespace, console: Console) -> int:
         from ..cl.signatures import signature_names
 
         signatures = signature_names(args.signatures)
-    plan = sc.plan_scale(cfg, stream, _csv(args.models) or [], _csv(args.labels), _csv(args.seeds, int, "--seeds") or [],
+    plan = plan_scale(cfg, stream, _csv(args.models) or [], _csv(args.labels), _csv(args.seeds, int, "--seeds") or [],
                          _csv(args.targets), _csv(args.sources), _csv(args.arms), signatures, args.probe_batches)
-    out = Path(args.out) if args.out else sc.audit_dir(cfg, stream, plan)
+    out = Path(args.out) if args.out else audit_dir(cfg, stream, plan)
     if args.report_only:
-        arms = sc.saved_arms(cfg, stream, plan)
+        arms = saved_arms(cfg, stream, plan)
         if not any(a["arm"] == "target" for rows in arms.values() for a in rows):
             raise TsrError(f"--report-only: no target arm of this audit is saved yet (in the probe folders "
                            f"of {', '.join(plan.labels)} under {cfg.out_dir})")
         console.print(f"scale audit of {stream.name} (saved arms only): {', '.join(plan.labels)} -> {out}")
     else:
-        jobs = len(sc.jobs_of(stream, plan)) * len(plan.models)
+        jobs = len(jobs_of(stream, plan)) * len(plan.models)
         console.print(f"scale audit of {stream.name}: {', '.join(plan.labels)}; {jobs} arms, "
                       f"{args.workers} worker(s) -> {out}")
         progress = _arm_progress(lambda result: f"{result['model']} {result['target']} {result['arm']}")
 
-        arms = sc.run_scale(cfg, stream, plan, args.workers, progress, _executor(args))
+        arms = run_scale(cfg, stream, plan, args.workers, progress, _executor(args))
     tables = None
     if plan.signatures:
         console.print(f"signatures {', '.join(plan.signatures)} at each model's shared initialisation")
-        tables = sc.run_signatures(cfg, stream, plan, arms, out, designed_relations(cfg.stream.source, cfg.stream.options))
+        tables = run_signatures(cfg, stream, plan, arms, out, designed_relations(cfg.stream.source, cfg.stream.options))
     kinds = {t.name: t.kind.value for t in stream}
     summary = scale_summary(arms, list(plan.labels), list(plan.models), [t for t in stream.names if t in plan.targets],
                             kinds, tables, list(plan.sources) if plan.sources else None)
@@ -234,7 +238,7 @@ def cmd_audit_arms(args: argparse.Namespace, console: Console) -> int:
     import json
 
     from ..analysis.arms import arm_table, signature_routes, table_markdown, write_arm_table
-    from ..analysis.probe import read_arms
+    from ..experiments.probe.plan import read_arms
 
     folder = Path(args.dir)
     arms = read_arms(folder)
@@ -251,8 +255,8 @@ def cmd_audit_arms(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_audit_intervention(args: argparse.Namespace, console: Console) -> int:
-    from ..analysis.intervention import intervene, markdown
-    from ..analysis.probe import load_probe_stream
+    from ..experiments.intervention.run import intervene, markdown
+    from ..experiments.probe.plan import load_probe_stream
     from ..atomic import write_json, write_text
     from ..config import load_config
     from ..model.learner import build_learner
@@ -296,7 +300,7 @@ def cmd_audit_intervention(args: argparse.Namespace, console: Console) -> int:
 
 def _variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, what: str) -> dict:
     """Run (or, with --report-only, only read) a grid of run variants; its finished runs."""
-    from ..analysis.variants import finished_runs, run_grid
+    from ..experiments.grid import finished_runs, run_grid
 
     executor = _executor(args)
     if args.report_only:
@@ -317,41 +321,43 @@ def _variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, w
 
 
 def cmd_audit_kd(args: argparse.Namespace, console: Console) -> int:
-    from ..analysis import kd_audit as kd
-    from ..analysis import variants as va
-
+    from ..analysis.cells import cells
+    from ..experiments import grid as va
+    from ..experiments.kd.plan import DEFAULT_TEACHERS, plan_kd
+    from ..experiments.kd.report import kd_markdown, write_kd_report
     config, overrides = _split_args(args.items)
-    teachers = _csv(args.teachers) or list(kd.DEFAULT_TEACHERS)
+    teachers = _csv(args.teachers) or list(DEFAULT_TEACHERS)
     reshapes = _csv(args.reshape) or []
-    points = kd.plan_kd(_csv(args.methods) or [], teachers, _csv(args.seeds, int, "--seeds") or [0], reshapes)
+    points = plan_kd(_csv(args.methods) or [], teachers, _csv(args.seeds, int, "--seeds") or [0], reshapes)
     cfg, stream = va.base_stream(config, overrides)
     grid = va.plan_grid(config, overrides, points)
     out = Path(args.out) if args.out else va.audit_dir(cfg, stream, "kd", overrides)
     runs = _variant_runs(args, console, grid, out, f"distillation audit of {stream.name}")
     command = "tsr audit kd " + " ".join(args.argv_tail) if args.argv_tail else None
-    summary = kd.write_kd_report(out, va.cells(runs), teachers, stream.name, command, reshapes)
-    console.print(kd.kd_markdown(summary), markup=False)
+    summary = write_kd_report(out, cells(runs), teachers, stream.name, command, reshapes)
+    console.print(kd_markdown(summary), markup=False)
     console.print(f"saved to {out}")
     return 0
 
 
 def cmd_audit_orders(args: argparse.Namespace, console: Console) -> int:
-    from ..analysis import orders_audit as oa
-    from ..analysis import variants as va
-
+    from ..analysis.cells import cells, results_by_variant
+    from ..experiments import grid as va
+    from ..experiments.orders.plan import greedy_from_probe, plan_orders, plan_points
+    from ..experiments.orders.report import orders_markdown, per_task, write_orders_report
     config, overrides = _split_args(args.items)
     methods = va.check_methods(_csv(args.methods) or [])
     seeds = _csv(args.seeds, int, "--seeds") or [0]
     cfg, stream = va.base_stream(config, overrides)
-    greedy = oa.greedy_from_probe(Path(args.greedy), stream)[0] if args.greedy else None
-    plan = oa.plan_orders(stream, _csv(args.orders) or [], args.shuffles, greedy)
-    grid = va.plan_grid(config, overrides, oa.plan_points(methods, plan, seeds))
+    greedy = greedy_from_probe(Path(args.greedy), stream)[0] if args.greedy else None
+    plan = plan_orders(stream, _csv(args.orders) or [], args.shuffles, greedy)
+    grid = va.plan_grid(config, overrides, plan_points(methods, plan, seeds))
     out = Path(args.out) if args.out else va.audit_dir(cfg, stream, "orders", overrides)
     runs = _variant_runs(args, console, grid, out, f"order audit of {stream.name} ({', '.join(plan)})")
     command = "tsr audit orders " + " ".join(args.argv_tail) if args.argv_tail else None
-    summary = oa.write_orders_report(out, va.cells(runs), plan, stream.name, command, args.greedy,
-                                     oa.per_task(va.results_by_variant(runs)))
-    console.print(oa.orders_markdown(summary), markup=False)
+    summary = write_orders_report(out, cells(runs), plan, stream.name, command, args.greedy,
+                                     per_task(results_by_variant(runs)))
+    console.print(orders_markdown(summary), markup=False)
     console.print(f"saved to {out}")
     return 0
 

@@ -16,7 +16,7 @@ from .grid_output import grid_callbacks, print_unfinished, started_summaries
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from ..analysis import table as agg
-    from ..analysis.variants import check_methods, plan_grid, plan_sweep, split_overrides
+    from ..experiments.grid import check_methods, plan_grid, plan_sweep, split_overrides
     from ..config import load_config
     from ..engine.compare import plan_points, run_sweep
 

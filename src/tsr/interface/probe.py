@@ -15,8 +15,10 @@ from ..cli import _add_executor_flags, _csv, _executor, _split_args
 def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from ..analysis import probe as pr
-    from ..analysis.probe_report import designed_relations, write_report
+    from ..experiments.probe.plan import DEFAULT_ARMS, FULL_FACTOR, arm_examples, load_probe_stream, plan_jobs, probe_dir
+
+    from ..experiments.probe.run import run_probe
+    from ..experiments.probe.report import designed_relations, write_report
     from ..analysis.transfer import arms_at, headroom_markdown, matrix_markdown
     from ..config import load_config
     from ..errors import ConfigError
@@ -30,14 +32,14 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
         sig_names = signature_names(args.signatures)
     config, overrides = _split_args(args.items)
     cfg = load_config(config, overrides)
-    stream = pr.load_probe_stream(cfg)
+    stream = load_probe_stream(cfg)
     seeds = _csv(args.seeds, int) or [0]
-    full = args.full or cfg.stream.budget * pr.FULL_FACTOR
-    jobs = pr.plan_jobs(stream, seeds, _csv(args.targets), _csv(args.sources), _csv(args.arms) or list(pr.DEFAULT_ARMS),
+    full = args.full or cfg.stream.budget * FULL_FACTOR
+    jobs = plan_jobs(stream, seeds, _csv(args.targets), _csv(args.sources), _csv(args.arms) or list(DEFAULT_ARMS),
                         full, cfg.stream.budget)
-    out = Path(args.out) if args.out else pr.probe_dir(cfg, stream)
+    out = Path(args.out) if args.out else probe_dir(cfg, stream)
     for job in jobs:  # a budget over a pool is one error line, before the header
-        pr.arm_examples(stream.task(job.target), cfg.stream.budget, job.arm, job.seed, job.size)
+        arm_examples(stream.task(job.target), cfg.stream.budget, job.arm, job.seed, job.size)
     console.print(f"probe of {stream.name}: {len(jobs)} arms, {args.workers} worker(s) -> {out}")
     err = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -50,12 +52,12 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
             if not err.is_terminal and (done % 10 == 0 or done == total):
                 err.print(f"  {done}/{total} arms")
 
-        arms = pr.run_probe(cfg, jobs, out, args.workers, progress, _csv(args.checkpoints, int) or (),
+        arms = run_probe(cfg, jobs, out, args.workers, progress, _csv(args.checkpoints, int) or (),
                             _executor(args))
     # the folder is shared by every order and subset of the stream: report the tasks probed now
     arms = [a for a in arms if a["target"] in stream.names and a["source"] in (None, *stream.names)]
     # full arms of one size (files from before sizes were recorded are 10N ones)
-    arms = [a for a in arms if a["arm"] != "full" or a.get("examples", cfg.stream.budget * pr.FULL_FACTOR) == full]
+    arms = [a for a in arms if a["arm"] != "full" or a.get("examples", cfg.stream.budget * FULL_FACTOR) == full]
     if args.report_at is not None and args.report_at != cfg.train.steps:
         arms = arms_at(arms, args.report_at, cfg.train.steps)
         if not arms:
@@ -66,7 +68,7 @@ def cmd_probe(args: argparse.Namespace, console: Console) -> int:
     signatures = None
     relations = designed_relations(cfg.stream.source, cfg.stream.options)
     if sig_names:
-        from ..analysis.signature_audit import probe_audit
+        from ..experiments.signatures.run import probe_audit
 
         signatures = probe_audit(cfg, stream, arms, out, sig_names, relations)
     at_end = args.report_at is None or args.report_at == cfg.train.steps

@@ -22,8 +22,8 @@ initialisation of the seed, on method.probe_batches batches of its budget, in st
 
 
 def cmd_signatures(args: argparse.Namespace, console: Console) -> int:
-    from ..analysis.probe import load_probe_stream
-    from ..analysis.signature_audit import probe_batches
+    from ..experiments.probe.plan import load_probe_stream
+    from ..experiments.signatures.run import probe_batches
     from ..cl.signature_file import write_signature_file
     from ..cl.signatures import signature_names, take
     from ..config import load_config

@@ -1,0 +1,211 @@
+"""The order-robustness audit's report (its plan and the greedy curriculum:
+:mod:`tsr.experiments.orders.plan`): per method and order Overall, Plas and BWT, the
+difference to the first order paired by seed, the range, the between-methods table and the
+per-task view."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ...analysis.cells import beyond_noise, dot_panel, fmt, fmt_paired, paired
+from ...analysis.report_files import write_report_files
+from ...analysis.table import FAMILY, mean_std
+
+THRESHOLD = 0.03
+
+
+def replay_family(method: str) -> bool:
+    return FAMILY.get(method.split(" (")[0], 3) >= 2
+
+
+def orders_summary(table: dict[str, dict[str, dict]], plan: dict[str, dict], threshold: float = THRESHOLD) -> dict:
+    """Per method: each order's cell (an alias shows its twin's), the ranges of the order means, C8."""
+    out: dict = {"orders": {k: {"tasks": v["tasks"], "same_as": v["same_as"]} for k, v in plan.items()},
+                 "threshold": threshold, "methods": {}}
+    for method, variants in table.items():
+        rows = {label: variants[v["same_as"] or label] for label, v in plan.items() if (v["same_as"] or label) in variants}
+        ranges = {}
+        for m in ("overall", "plas", "bwt"):
+            means = [c[m]["mean"] for label, c in rows.items()  # each distinct order once
+                     if plan[label]["same_as"] is None and c[m]["n"] and not math.isnan(c[m]["mean"])]
+            ranges[m] = max(means) - min(means) if len(means) >= 2 else math.nan
+        within = None if math.isnan(ranges["overall"]) else bool(round(ranges["overall"], 3) <= threshold)
+        first = next(iter(rows), None)  # the reference order: the plan's first (canonical, by default)
+        diffs = {label: paired(c, rows[first]) for label, c in rows.items()
+                 if label != first and plan[label]["same_as"] is None}
+        out["methods"][method] = {"orders": rows, "range": ranges, "replay_family": replay_family(method),
+                                  "within": within, "reference": first, "vs_reference": diffs}
+    family = [r["range"]["overall"] for r in out["methods"].values()
+              if r["replay_family"] and not math.isnan(r["range"]["overall"])]
+    moved = [{"method": m, "order": label, **d} for m, r in out["methods"].items() if r["replay_family"]
+             for label, d in r["vs_reference"].items() if beyond_noise(d)]
+    out["vs_method"] = between_methods(out["methods"], plan)
+    out["c8"] = {"replay_family": [m for m, r in out["methods"].items() if r["replay_family"]],
+                 "max_range": max(family) if family else math.nan,
+                 "holds": bool(round(max(family), 3) <= threshold) if family else None,
+                 "beyond_noise": moved}
+    return out
+
+
+def between_methods(methods: dict[str, dict], plan: dict[str, dict]) -> dict:
+    """Each later method minus the first one on the same order, paired by seed (Overall):
+    ``{"reference": first, "methods": {method: {order: paired difference}}}``; an order that is
+    another's twin shows its twin's difference. Empty with fewer than two methods."""
+    names = list(methods)
+    if len(names) < 2:
+        return {}
+    first = methods[names[0]]["orders"]
+    diffs: dict[str, dict] = {}
+    for m in names[1:]:
+        rows = methods[m]["orders"]
+        diffs[m] = {label: paired(rows[label], first[label]) for label in plan if label in rows and label in first}
+    return {"reference": names[0], "methods": diffs}
+
+
+def between_markdown(vs: dict) -> str:
+    if not vs:
+        return ""
+    ref, methods = vs["reference"], vs["methods"]
+    orders = list(dict.fromkeys(label for d in methods.values() for label in d))
+    text = (f"\n**Between methods**: each method − {ref} on the same order, paired by seed (mean ± se; * beyond "
+            "two standard errors; in brackets the seeds where the method is ahead)\n\n")
+    text += "| order | " + " | ".join(f"{m} − {ref}" for m in methods) + " |\n|---|" + "---|" * len(methods) + "\n"
+    for label in orders:
+        cells = []
+        for m in methods:
+            d = methods[m].get(label)
+            cells.append(fmt_paired(d) + (f" ({d['wins']} of {d['n']})" if d and d["n"] else ""))
+        text += f"| {label} | " + " | ".join(cells) + " |\n"
+    return text
+
+
+def per_task(results: dict[str, dict[str, list]]) -> dict[str, dict[str, dict]]:
+    """Where each order's Overall comes from: ``{method: {order: {task: cell}}}`` over the
+    classification tasks (the ones Overall averages), from finished runs' results
+    (:class:`tsr.engine.results.Results`, grouped by method and order). A cell holds the task's
+    final accuracy and its accuracy right after its own training (mean, std, n over seeds) and its
+    position in the order (1-based; an order is the same on every seed)."""
+    out: dict[str, dict[str, dict]] = {}
+    for method, orders in results.items():
+        for label, runs in orders.items():
+            cells: dict[str, dict] = {}
+            for r in runs:
+                for i, (task, kind) in enumerate(zip(r.tasks, r.kinds)):
+                    if kind != "classification":
+                        continue
+                    c = cells.setdefault(task, {"position": i + 1, "final": [], "own": []})
+                    c["final"].append(r.acc[-1][i])
+                    c["own"].append(r.acc[i][i])
+            for c in cells.values():
+                for key in ("final", "own"):
+                    mean, std, n = mean_std(c[key])
+                    c[key] = {"mean": mean, "std": std, "n": n}
+            out.setdefault(method, {})[label] = cells
+    return out
+
+
+def per_task_markdown(view: dict[str, dict], labels: list[str]) -> str:
+    """Per task: one row, one column per order: ``final · own @ position``."""
+    orders = [label for label in labels if label in view]
+    tasks = list(dict.fromkeys(t for label in orders for t in view[label]))
+    if not orders or not tasks:
+        return ""
+    text = ("\nPer task (the tasks Overall averages): final accuracy · accuracy right after its own task "
+            "@ its position in the order (means over seeds)\n\n")
+    text += "| task | " + " | ".join(orders) + " |\n|---|" + "---|" * len(orders) + "\n"
+    for task in sorted(tasks):
+        row = []
+        for label in orders:
+            c = view[label].get(task)
+            row.append("-" if c is None or not c["final"]["n"] else
+                       f"{c['final']['mean']:.2f} · {c['own']['mean']:.2f} @{c['position']}")
+        text += f"| {task} | " + " | ".join(row) + " |\n"
+    return text
+
+
+def orders_markdown(summary: dict) -> str:
+    lines = ["| order | tasks |", "|---|---|"]
+    for label, o in summary["orders"].items():
+        same = f" (= {o['same_as']}: its runs)" if o["same_as"] else ""
+        lines.append(f"| {label} | {' → '.join(o['tasks'])}{same} |")
+    text = "\n".join(lines) + "\n"
+    for method, r in summary["methods"].items():
+        text += f"\n**{method}**{' (replay family)' if r['replay_family'] else ''}\n\n"
+        ref = r.get("reference")
+        text += (f"| order | Overall | Plas | BWT | Overall − {ref} (paired ± se) | seeds |\n"
+                 "|---|---|---|---|---|---|\n")
+        for label, c in r["orders"].items():
+            twin = summary["orders"][label]["same_as"] or label  # an alias shows its twin's difference
+            diff = "0 (reference)" if twin == ref else fmt_paired(r["vs_reference"].get(twin))
+            text += (f"| {label} | {fmt(c['overall'])} | {fmt(c['plas'])} | {fmt(c['bwt'], True)} | {diff} | "
+                     f"{c['overall']['n']} |\n")
+        rg = {m: ("-" if math.isnan(v) else f"{v:.3f}") for m, v in r["range"].items()}
+        text += f"| range (max − min of the means) | {rg['overall']} | {rg['plas']} | {rg['bwt']} | | |\n"
+        text += per_task_markdown(summary.get("per_task", {}).get(method, {}), list(summary["orders"]))
+    text += between_markdown(summary.get("vs_method", {}))
+    c8 = summary["c8"]
+    if c8["holds"] is not None:
+        text += (f"\nC8 (the replay family moves <= {summary['threshold']:.2f} across orders): largest range of the "
+                 f"Overall means among {', '.join(c8['replay_family'])}: {c8['max_range']:.3f}, "
+                 f"**{'holds' if c8['holds'] else 'does not hold'}**. ")
+        moved = c8.get("beyond_noise", [])
+        text += ("Orders whose Overall differs from the reference order by more than two standard errors, "
+                 "paired by seed: " + ("; ".join(f"{d['method']} {d['order']} {d['mean']:+.3f} ± {d['se']:.3f}"
+                                                 for d in moved) or "none") + ".\n")
+    return text
+
+
+def orders_figure(summary: dict, title: str):
+    """One panel per method: Overall per order (mean ± std over seeds, seeds as dots)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    methods = list(summary["methods"])
+    labels = list(summary["orders"])
+    cols = min(3, len(methods))
+    rows = -(-len(methods) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(max(4.4, 0.55 * len(labels) + 2.4) * cols, 3.5 * rows + 0.6),
+                             squeeze=False)
+    colors = {label: "#1f4e9a" if label == "canonical" else "#b5651d" if label.startswith("greedy") else "#1f77b4"
+              for label in labels}
+    for ax, m in zip(axes.flat, methods):
+        r = summary["methods"][m]
+        means = [c["overall"]["mean"] for c in r["orders"].values() if c["overall"]["n"]]
+        if means:  # C8's window: every order mean inside it moves by at most the threshold
+            low = min(means)
+            ax.axhspan(low, low + summary["threshold"], color="#2e8b3d", alpha=0.10, lw=0)
+        dot_panel(ax, labels, r["orders"].get, colors=colors)
+        rng = r["range"]["overall"]
+        moved = [label for label, d in r.get("vs_reference", {}).items() if beyond_noise(d)]
+        noise = (f"\nbeyond 2 se of {r['reference']}: {', '.join(moved) if moved else 'none'}"
+                 if r.get("vs_reference") else "")
+        ax.set_title(f"{m}" + ("" if math.isnan(rng) else f"\nrange of the means {rng:.3f}") + noise, fontsize=9)
+        ax.set_xlabel("task order", fontsize=8)
+        ax.set_ylabel("Overall (final mean accuracy)", fontsize=8)
+    for ax in list(axes.flat)[len(methods):]:
+        ax.axis("off")
+    sep = "; " if cols > 1 else "\n"  # one panel: the legend text on two lines, so it fits its width
+    fig.suptitle(title + f"\nmean ± std over seeds; small dots: each seed{sep}green band: the lowest order mean "
+                 f"+ {summary['threshold']:.2f} (C8)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def write_orders_report(out: Path, table: dict, plan: dict, title: str, command: str | None = None,
+                        greedy_source: str | None = None, tasks: dict | None = None) -> dict:
+    """orders.json, orders.md and orders.png into ``out``; returns the summary. ``tasks``: the
+    :func:`per_task` view, kept as ``per_task`` (an order that is another's twin shows its runs)."""
+    summary = orders_summary(table, plan)
+    if tasks is not None:
+        summary["per_task"] = {m: {label: v[plan[label]["same_as"] or label] for label in plan
+                                   if (plan[label]["same_as"] or label) in v} for m, v in tasks.items()}
+    note = ""
+    if greedy_source:
+        summary["greedy_from"] = greedy_source
+        note = (f"greedy: the best-source curriculum from the transfer matrix of {greedy_source} "
+                "(start from the stream's first task, then append the task whose best placed source helps it most)")
+    return write_report_files(out, "orders", f"Order robustness · {title}", summary, orders_markdown(summary),
+                              orders_figure(summary, f"task-order robustness · {title}"), command, note)

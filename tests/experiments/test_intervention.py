@@ -100,3 +100,68 @@ def test_the_intervention_from_a_runs_adapter(make_config, tmp_path, capsys):
     assert task_snapshot(run)[0] == "vowel"  # default: the last finished task
     refuse(capsys, tmp_path, [*args, "--state", str(tmp_path), "--out", str(tmp_path / "x")], "not a run directory")
     refuse(capsys, tmp_path, [*args, "--state", f"{run}:copy", "--out", str(tmp_path / "x")], "no task 'copy'")
+
+
+def _row(rep, scale, source, cosine, marginal, reference=-1.0, source_only=None):
+    return {"rep": rep, "scale": scale, "eps": scale, "source": source, "cosine": cosine, "marginal": marginal,
+            "reference": reference, "source_only": marginal if source_only is None else source_only}
+
+
+def test_the_papers_statistics_on_a_constructed_case():
+    """Five sources a..e, two repetitions, two scales. At scale 1 the loss reduction follows the
+    cosine exactly (rho = +1 within target); at scale 0.5 it is reversed (rho = -1); pooled over
+    the scales (ours) the two cancel to a value between. The signature ranks the sources
+    a > b > c > d > e (its scores against the mean cosines, which rank them e > d > c > b > a:
+    rho = -1); groups: top a, b; middle c; bottom d, e. Marginal changes at scale 1:
+    source k (0..4) changes the loss by -0.1 (k + 1) - 0.01 rep, the extra target batch by -1.0,
+    so top = -(0.1 + 0.11 + 0.2 + 0.21) / 4 = -0.155, bottom = -0.455, share = 0.155. Over both
+    scales source k's mean marginal change is -0.025 (k + 1) - 0.0025 rep: its reduction grows with
+    k, so the signature's rank correlation with it (ours) is -1 too."""
+    from tsr.experiments.intervention.report import aggregate, group_sources, summarise
+
+    sources = list("abcde")
+    rows = []
+    for rep in range(2):
+        for k, s in enumerate(sources):
+            cosine = 0.1 * (k + 1) + 0.01 * rep
+            rows.append(_row(rep, 1.0, s, cosine, -0.1 * (k + 1) - 0.01 * rep))
+            rows.append(_row(rep, 0.5, s, cosine, +0.05 * (k + 1) + 0.005 * rep))
+    scores = {s: 1.0 - 0.1 * k for k, s in enumerate(sources)}
+    out = summarise("t", sources, [0.5, 1.0], rows, scores, "gradb")
+    assert out["rho_within"]["1.0"]["marginal"] == pytest.approx(1.0)
+    assert out["rho_within"]["0.5"]["marginal"] == pytest.approx(-1.0)
+    assert -1.0 < out["rho_pooled"]["marginal"] < 1.0
+    assert out["signature"]["rho"] == pytest.approx(-1.0)
+    assert out["signature"]["rho_descent"] == pytest.approx(-1.0)
+    groups = out["groups"]["1.0"]
+    assert (groups["top"]["sources"], groups["middle"]["sources"], groups["bottom"]["sources"]) == (
+        ["a", "b"], ["c"], ["d", "e"])
+    assert groups["top"]["marginal"] == pytest.approx(-0.155) and groups["bottom"]["marginal"] == pytest.approx(-0.455)
+    assert groups["top"]["helpful"] == 1.0 and out["groups"]["0.5"]["top"]["helpful"] == 0.0
+    assert groups["extra_target"]["marginal"] == pytest.approx(-1.0) and groups["share"] == pytest.approx(0.155)
+    assert group_sources(list("abc")) == {"top": ["a"], "middle": ["b"], "bottom": ["c"]}
+    # over two seeds: the mean and its standard error
+    other = summarise("t", sources, [0.5, 1.0], [dict(r, marginal=-r["marginal"]) for r in rows], scores, "gradb")
+    agg = aggregate([{**out, "seed": 0}, {**other, "seed": 1}])["targets"]["t"]
+    assert agg["rho_within"]["1.0"]["marginal"]["mean"] == pytest.approx(0.0)
+    assert agg["rho_within"]["1.0"]["marginal"]["se"] == pytest.approx(1.0)  # std sqrt(2) over sqrt(2)
+
+
+def test_gradient_and_step_use_one_list_of_tensors(setup):
+    """A frozen adapter tensor is in neither the gradient nor the step: the flat gradient has the
+    trainable tensors' size, and a step leaves the frozen one as it was."""
+    cfg, learner, stream = setup
+    names = [n for n, p in learner.adapter.named() if ".lora_A." in n]
+    frozen = dict(learner.adapter.named())[names[0]]
+    frozen.requires_grad_(False)
+    try:
+        enc = learner.encoder
+        batch = enc.collate(enc.encode_all(list(stream.tasks[0].pool[:4]), "t"))
+        g = iv._flat_grad(learner, batch)
+        assert g.numel() == sum(p.numel() for p in learner.adapter.trainable())
+        theta = learner.adapter.state()
+        moved = iv._shifted(learner, theta, torch.ones_like(g), 0.1)
+        assert torch.equal(moved[names[0]], theta[names[0]])
+        assert not torch.equal(moved[names[1]], theta[names[1]])
+    finally:
+        frozen.requires_grad_(True)

@@ -32,12 +32,14 @@ arms are reused and a rerun resumes; the report (budget.json, budget.md, budget.
 <out_dir>/audit-budget-<stream>-<fingerprint> (or --out). With mixed or random arms it also
 converts their gains into equivalent target examples through S_t(N) (label efficiency).""",
     "intervention": """examples:
-  tsr audit intervention --targets stance,irony,arith-ds               # 30 repetitions, scales 0.25, 0.5, 1
+  tsr audit intervention --targets stance,irony,arith-ds --seeds 0,1,2,3,4   # 30 repetitions, scales 0.25, 0.5, 1
   tsr audit intervention --targets arith-cm --reps 10 --signature jointot
   tsr audit intervention --targets irony --state runs/synth-trace-tsr-s0-eea6230d6e:stance   # at a stream's adapter
-Writes intervention.json (every repetition) and intervention.md (per target: rank correlations of
-the gradient cosine and of the signature with the loss reduction; per source and scale: mean
-source-only, marginal and reference changes, helpful-step rate); docs/audits.md.""",
+Writes intervention.json (every repetition of every target and seed), intervention-summary.json and
+intervention.md (the paper's statistics, mean ± se over seeds: the within-target rank correlation
+of the gradient cosine with the loss reduction at each scale, the stored signature against the
+current-gradient cosines, the sources grouped by the signature and the share of an extra target
+batch's descent; per source and scale: the changes and helpful-step rate); docs/audits.md.""",
     "carriers": """examples:
   tsr audit carriers --pairs arith-ds:arith-cm,stance:irony --seeds 0,1,2 --workers 2
   tsr audit carriers --from runs/probe-synth-trace-1a2b3c4d5e --top 5 --seeds 0,1,2,3,4   # the oracle pairs
@@ -255,10 +257,13 @@ def cmd_audit_arms(args: argparse.Namespace, console: Console) -> int:
 
 
 def cmd_audit_intervention(args: argparse.Namespace, console: Console) -> int:
-    from ..experiments.intervention.run import intervene, markdown
-    from ..experiments.probe.plan import load_probe_stream
+    import json
+
     from ..atomic import write_json, write_text
     from ..config import load_config
+    from ..experiments.intervention.report import aggregate, markdown
+    from ..experiments.intervention.run import intervene
+    from ..experiments.probe.plan import load_probe_stream
     from ..model.learner import build_learner
 
     config, overrides = _split_args(args.items)
@@ -266,36 +271,51 @@ def cmd_audit_intervention(args: argparse.Namespace, console: Console) -> int:
     stream = load_probe_stream(cfg)
     targets = _csv(args.targets) or stream.names
     scales = _csv(args.scales, float, "--scales") or [0.25, 0.5, 1.0]
-    out = Path(args.out) if args.out else Path(cfg.out_dir) / f"audit-intervention-{stream.name}-s{args.seed}"
+    seeds = _csv(args.seeds, int, "--seeds") or [0]
+    tag = "-".join(map(str, seeds))
+    out = Path(args.out) if args.out else Path(cfg.out_dir) / f"audit-intervention-{stream.name}-s{tag}"
     for name in [*targets, *(_csv(args.sources) or [])]:
         if name not in stream.names:
             raise TsrError(f"--targets/--sources: no task {name!r} in {stream.name} (tasks: {', '.join(stream.names)})")
     learner = build_learner(cfg)
-    state, at = None, "the shared initialisation"
-    if args.state:  # RUN_DIR[:TASK]: the adapter a run had after that task
-        from ..engine.rundir import task_snapshot
-
-        folder, _, task = args.state.partition(":") if not Path(args.state).is_dir() else (args.state, "", "")
-        task, state = task_snapshot(Path(folder), task or None)
-        try:
-            learner.adapter.load(state)
-        except ValueError as err:
-            raise TsrError(f"--state {args.state}: its adapter does not fit this config's model ({err})") from None
-        at = f"the adapter of {folder} after {task}"
+    state, at = _intervention_state(args, learner)
     results = []
     for target in targets:
         sources = [s for s in (_csv(args.sources) or stream.names) if s != target]
-        console.print(f"intervention on {target} at {at}: {len(sources)} sources, {args.reps} repetitions, "
-                      f"scales {scales}")
-        result = intervene(learner, cfg, stream, target, sources, args.reps, scales, args.seed, state=state,
-                           signature=args.signature or None)
-        results.append({**result, "state": at})
+        for seed in seeds:
+            # one file per (target, seed), so an interrupted audit resumes where it stopped
+            saved = out / "seeds" / f"{target}-s{seed}.json"
+            if saved.is_file():
+                results.append(json.loads(saved.read_text(encoding="utf-8")))
+                continue
+            console.print(f"intervention on {target} at {at}, seed {seed}: {len(sources)} sources, "
+                          f"{args.reps} repetitions, scales {scales}")
+            result = {**intervene(learner, cfg, stream, target, sources, args.reps, scales, seed, state=state,
+                                  signature=args.signature or None), "state": at}
+            write_json(saved, result)
+            results.append(json.loads(saved.read_text(encoding="utf-8")))
     text = markdown(results)
     write_json(out / "intervention.json", results)
+    write_json(out / "intervention-summary.json", aggregate(results))
     write_text(out / "intervention.md", text)
     console.print(text, markup=False)
     console.print(f"saved to {out}")
     return 0
+
+
+def _intervention_state(args: argparse.Namespace, learner) -> tuple[dict | None, str]:
+    """--state RUN_DIR[:TASK]: the adapter a run had after that task, or the shared initialisation."""
+    if not args.state:
+        return None, "the shared initialisation"
+    from ..engine.rundir import task_snapshot
+
+    folder, _, task = args.state.partition(":") if not Path(args.state).is_dir() else (args.state, "", "")
+    task, state = task_snapshot(Path(folder), task or None)
+    try:
+        learner.adapter.load(state)
+    except ValueError as err:
+        raise TsrError(f"--state {args.state}: its adapter does not fit this config's model ({err})") from None
+    return state, f"the adapter of {folder} after {task}"
 
 
 def _variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, what: str) -> dict:
@@ -398,12 +418,13 @@ def add_audit_parser(add) -> None:
     q.add_argument("--sources", help="comma-separated sources (default: every other task)")
     q.add_argument("--reps", type=int, default=30, help="repetitions (independent batches) per target (default 30)")
     q.add_argument("--scales", help="comma-separated multiples of the one-step displacement (default 0.25,0.5,1)")
-    q.add_argument("--seed", type=int, default=0, help="the shared initialisation and the batch draws (default 0)")
+    q.add_argument("--seeds", default="0", help="comma-separated seeds: each a shared initialisation and its batch "
+                   "draws (default 0)")
     q.add_argument("--signature", default="gradb", help="the signature ranked against the measured changes "
                    "(default gradb; '' for none)")
     q.add_argument("--state", metavar="RUN_DIR[:TASK]", help="perturb from the adapter a run had after TASK "
                    "(default: its last finished task) instead of the shared initialisation")
-    q.add_argument("--out", help="report folder (default: <out_dir>/audit-intervention-<stream>-s<seed>)")
+    q.add_argument("--out", help="report folder (default: <out_dir>/audit-intervention-<stream>-s<seeds>)")
 
     q = audit("carriers", "Carrier study: one-shot init from the source adapter, L2 anchor toward it, "
               "data mixing; the target's score and gain over the steps, per pair.", cmd_audit_carriers)

@@ -31,6 +31,7 @@ from ...errors import ConfigError
 from ...data.sampling import BatchStream
 from ...model.learner import Learner
 from ...rng import numpy_rng
+from ...analysis.ranks import spearman
 from ..probe.plan import arm_examples
 from ...analysis.transfer import benefit
 
@@ -63,31 +64,6 @@ def seed_tables(learner: Learner, cfg: RunConfig, stream: Stream, seed: int, kin
         if timings is not None:
             timings[kind] = timings.get(kind, 0.0) + time.perf_counter() - start
     return tables
-
-
-def spearman(x: list[float], y: list[float]) -> float:
-    """Spearman's rank correlation (average ranks for ties); NaN when either side is constant
-    or there are fewer than two points."""
-    def ranks(v):
-        order = sorted(range(len(v)), key=v.__getitem__)
-        r = [0.0] * len(v)
-        i = 0
-        while i < len(order):
-            j = i
-            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
-                j += 1
-            for k in range(i, j + 1):
-                r[order[k]] = (i + j) / 2 + 1
-            i = j + 1
-        return r
-
-    if len(x) < 2:
-        return math.nan
-    rx, ry = ranks(x), ranks(y)
-    mx, my = statistics.fmean(rx), statistics.fmean(ry)
-    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    sxx, syy = sum((a - mx) ** 2 for a in rx), sum((b - my) ** 2 for b in ry)
-    return sxy / math.sqrt(sxx * syy) if sxx > 0 and syy > 0 else math.nan
 
 
 def score_table(table: Table, matrix: dict[str, dict[str, dict]], kinds: dict[str, str],

@@ -22,6 +22,7 @@ EXAMPLES = {
   tsr audit intervention --targets stance,irony,arith-ds  # the paper's local intervention
   tsr audit carriers --from runs/probe-synth-trace-1a2b3c4d5e --top 5 --seeds 0,1,2  # init / anchor / mixing
   tsr audit scale --models models/qwen-0.5b,models/qwen-7b --arms target,full,mixed --signatures gradb
+  tsr audit regime --seeds 0,1,2                          # how much the world forgets at each point of a map
 Each audit writes JSON, markdown and a figure into its folder; `tsr audit NAME --help` for more.""",
     "budget": """examples:
   tsr audit budget --seeds 0,1,2,3,4 --workers 2                     # every task, N = 10,20,50,100,200 and 500
@@ -75,6 +76,12 @@ Each (teacher, seed) is the ordinary run of `tsr run method.name=tsr method.refe
 (per-batch min-CE snapshot; one forward per snapshot per batch), recent, base, hybrid, top, none.
 Writes kd.json, kd.md, kd.png to <out_dir>/audit-kd-<stream>-<fingerprint> (or --out): Overall, Plas,
 BWT per teacher, the difference to era paired by seed, and C9's spread vs anchor drop.""",
+    "regime": """examples:
+  tsr audit regime --seeds 0,1,2 --workers 2                  # the map of docs/synthetic.md: SeqFT, ER, TSR
+  tsr audit regime --points my-points.yaml --relations --seeds 0,1,2   # your points, with C4's relation checks
+A points file maps each point's name to its overrides (points: {fast: [train.steps=300, train.lr=3e-4]}).
+Writes regime.json, regime.md and regime.png (SeqFT's retention against its BWT, ER's BWT against
+TSR's, the calibration targets shaded) to <out_dir>/audit-regime-<stream>-<fingerprint> (or --out).""",
     "orders": """examples:
   tsr audit orders --methods er,tsr --orders canonical,reversed --shuffles 2 --seeds 0,1,2
   tsr audit orders --greedy runs/probe-synth-trace-1a2b3c4d5e --shuffles 3 --seeds 0,1,2,3,4 --workers 2
@@ -360,6 +367,35 @@ def cmd_audit_kd(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def cmd_audit_regime(args: argparse.Namespace, console: Console) -> int:
+    from ..analysis.cells import cells
+    from ..experiments import grid as va
+    from ..experiments.regime.plan import DEFAULT_METHODS, DEFAULT_POINTS, plan_points, read_points
+    from ..experiments.regime.report import point_summary, regime_markdown, write_regime_report
+    from ..experiments.regime.run import relation_rows
+
+    config, overrides = _split_args(args.items)
+    points = read_points(args.points) if args.points else list(DEFAULT_POINTS)
+    methods = _csv(args.methods) or list(DEFAULT_METHODS)
+    seeds = _csv(args.seeds, int, "--seeds") or [0]
+    cfg, stream = va.base_stream(config, overrides)
+    grid = va.plan_grid(config, overrides, plan_points(methods, points, seeds))
+    out = Path(args.out) if args.out else va.audit_dir(cfg, stream, "regime", overrides)
+    runs = _variant_runs(args, console, grid, out, f"regime map of {stream.name}")
+    table = cells(runs)
+    summaries = []
+    for point in points:
+        rows = None
+        if args.relations:
+            rows = relation_rows(config, overrides, point, seeds, args.workers, not args.report_only, _executor(args))
+        summaries.append(point_summary(table, point.name, rows))
+    command = "tsr audit regime " + " ".join(args.argv_tail) if args.argv_tail else None
+    write_regime_report(out, summaries, stream.name, command)
+    console.print(regime_markdown(summaries), markup=False)
+    console.print(f"saved to {out}")
+    return 0
+
+
 def cmd_audit_orders(args: argparse.Namespace, console: Console) -> int:
     from ..analysis.cells import cells, results_by_variant
     from ..experiments import grid as va
@@ -476,6 +512,20 @@ def add_audit_parser(add) -> None:
     q.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
     q.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel runs")
     q.add_argument("--out", help="report folder (default: <out_dir>/audit-kd-<stream>-<fingerprint>)")
+    q.add_argument("--report-only", action="store_true", help="train nothing: report the runs finished so far")
+    _add_executor_flags(q)
+
+    q = audit("regime", "Regime map: SeqFT, ER and TSR at points of learning rate, steps, LoRA size, budget and "
+              "base; how much the world forgets, against the calibration targets.", cmd_audit_regime)
+    q.add_argument("items", nargs="*", metavar="CONFIG | key=value")
+    q.add_argument("--points", help="a YAML file: 'points: {name: [key=value, ...]}' (default: the map of "
+                   "docs/synthetic.md)")
+    q.add_argument("--methods", help="comma-separated methods (default seqft,er,tsr)")
+    q.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
+    q.add_argument("--relations", action="store_true", help="also each point's probe arms for the designed-"
+                   "relation checks (C4: target and mixed arms of stance, policy, irony, arith-cm, arith-ds)")
+    q.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel runs")
+    q.add_argument("--out", help="report folder (default: <out_dir>/audit-regime-<stream>-<fingerprint>)")
     q.add_argument("--report-only", action="store_true", help="train nothing: report the runs finished so far")
     _add_executor_flags(q)
 

@@ -1,0 +1,123 @@
+"""The regime map's report (its plan and targets: :mod:`tsr.experiments.regime.plan`):
+regime.json, regime.md and regime.png.
+
+Per point: SeqFT's retention (Overall / Plas, taken per seed, then mean ± std), every
+method's Overall and BWT (mean ± std over seeds), the relation checks passed where the probe
+ran, and each calibration target as met or not (a target is met when its seed mean lies in
+its range). The figure is the map at a glance: SeqFT's retention against its BWT (left), ER's
+BWT against TSR's (right), each point with its spread over seeds and the target box shaded.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from ...analysis.cells import fmt
+from ...analysis.report_files import write_report_files
+from ...analysis.table import mean_std
+from .plan import RELATIONS_NEEDED, TARGETS
+
+
+def _stat(values: list[float]) -> dict:
+    mean, std, n = mean_std([v for v in values if v is not None and not math.isnan(v)])
+    return {"mean": mean, "std": std, "n": n}
+
+
+def retention(cell: dict) -> dict:
+    """SeqFT's Overall / Plas, per seed, then mean ± std over seeds."""
+    return _stat([v["overall"] / v["plas"] for v in cell["seeds"].values()
+                  if v["plas"] and not math.isnan(v["plas"]) and not math.isnan(v["overall"])])
+
+
+def point_summary(cells: dict[str, dict[str, dict]], name: str, relations: list[dict] | None) -> dict:
+    """One point of the map from the grid's cells (``cells[method][point]``)."""
+    methods = {m: v[name] for m, v in cells.items() if name in v}
+    out: dict = {"point": name, "methods": {m: {k: c[k] for k in ("overall", "plas", "bwt")}
+                                            for m, c in methods.items()}}
+    stats = {}
+    if "seqft" in methods:
+        stats["seqft_retention"] = retention(methods["seqft"])
+        stats["seqft_bwt"] = methods["seqft"]["bwt"]
+    for m in ("er", "tsr"):
+        if m in methods:
+            stats[f"{m}_bwt"] = methods[m]["bwt"]
+    out["stats"] = stats
+    out["targets"] = {key: _met(stats.get(key), low, high) for _, key, low, high in TARGETS}
+    if relations is not None:
+        passed, total = count_checks(relations)
+        out["relations"] = {"passed": passed, "total": total, "met": passed >= RELATIONS_NEEDED}
+    return out
+
+
+def _met(stat: dict | None, low: float, high: float) -> bool | None:
+    if not stat or not stat.get("n") or math.isnan(stat["mean"]):
+        return None
+    return low <= stat["mean"] <= high
+
+
+def count_checks(rows: list[dict]) -> tuple[int, int]:
+    """Passed and total of C4's checks (partners, conflicts, unrelated) in relation rows."""
+    results = [v["pass"] for r in rows for group in ("partners", "conflicts") for v in r[group].values()]
+    results += [r["unrelated"]["pass"] for r in rows if "unrelated" in r]
+    return sum(bool(x) for x in results), len(results)
+
+
+def regime_markdown(points: list[dict]) -> str:
+    methods = sorted({m for p in points for m in p["methods"]}, key=lambda m: ("seqft", "er", "tsr").index(m)
+                     if m in ("seqft", "er", "tsr") else 9)
+    lines = ["| point | seeds | SeqFT Overall / Plas | SeqFT BWT | ER BWT | TSR BWT | "
+             + " | ".join(f"{m} Overall" for m in methods) + " | relations | targets met |",
+             "|---|---|---|---|---|---|" + "---|" * len(methods) + "---|---|"]
+    for p in points:
+        s = p["stats"]
+        seeds = max((c["overall"]["n"] for c in p["methods"].values()), default=0)
+        met = [v for v in p["targets"].values() if v is not None]
+        rel = p.get("relations")
+        checks = f"{rel['passed']}/{rel['total']}" if rel else "-"
+        overall = " | ".join(fmt(p["methods"].get(m, {}).get("overall")) for m in methods)
+        lines.append(f"| {p['point']} | {seeds} | {fmt(s.get('seqft_retention'))} | {fmt(s.get('seqft_bwt'), True)} | "
+                     f"{fmt(s.get('er_bwt'), True)} | {fmt(s.get('tsr_bwt'), True)} | {overall} | {checks} | "
+                     f"{sum(met)}/{len(met)} |")
+    lines += ["", "Targets (a seed mean inside its range): "
+              + "; ".join(f"{what} in [{low:+.2f}, {high:+.2f}]" for what, _, low, high in TARGETS)
+              + f"; relation checks at least {RELATIONS_NEEDED} of 10."]
+    return "\n".join(lines) + "\n"
+
+
+def regime_figure(points: list[dict], title: str):
+    from ...analysis.heatmap import _pyplot
+
+    _, plt = _pyplot()
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6))
+    boxes = {key: (low, high) for _, key, low, high in TARGETS}
+    panels = (("seqft_retention", "seqft_bwt", "SeqFT retention (Overall / Plas)", "SeqFT BWT"),
+              ("er_bwt", "tsr_bwt", "ER BWT", "TSR BWT"))
+    for ax, (xk, yk, xl, yl) in zip(axes, panels):
+        (x0, x1), (y0, y1) = boxes[xk], boxes[yk]
+        ax.add_patch(plt.Rectangle((x0, y0), x1 - x0, y1 - y0, color="#2e8b3d", alpha=0.12, lw=0,
+                                   label="calibration target"))
+        for i, p in enumerate(points):
+            x, y = p["stats"].get(xk), p["stats"].get(yk)
+            if not x or not y or not x["n"] or not y["n"]:
+                continue
+            color = plt.cm.tab10(i % 10)
+            ax.errorbar([x["mean"]], [y["mean"]], xerr=[x["std"] or 0], yerr=[y["std"] or 0], fmt="o", ms=5,
+                        color=color, capsize=2, lw=1)
+            ax.annotate(p["point"], (x["mean"], y["mean"]), textcoords="offset points", xytext=(4, 4), fontsize=7,
+                        color=color)
+        ax.set_xlabel(xl)
+        ax.set_ylabel(yl)
+        ax.grid(alpha=0.2)
+        ax.legend(fontsize=7, loc="lower right")
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def write_regime_report(out: Path, points: list[dict], title: str, command: str | None = None) -> dict:
+    summary = {"points": points, "targets": [{"what": w, "statistic": k, "low": lo, "high": hi}
+                                             for w, k, lo, hi in TARGETS], "relations_needed": RELATIONS_NEEDED}
+    return write_report_files(out, "regime", f"Regime map · {title}", summary, regime_markdown(points),
+                              regime_figure(points, title), command)
+

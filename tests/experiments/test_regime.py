@@ -1,0 +1,87 @@
+"""tsr audit regime: the regime map's points, statistics and command (tsr.experiments.regime)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from badinputs import refuse
+from tsr.analysis.table import RunSummary
+from tsr.cli import main
+from tsr.engine.compare import Point
+from tsr.errors import ConfigError
+from tsr.experiments.regime.plan import RegimePoint, plan_points, read_points
+from tsr.experiments.regime.report import count_checks, point_summary, retention
+
+TINY = ["train.steps=4", "stream.budget=8", "stream.replay_per_task=4", "stream.test_cap=6", "model.threads=1",
+        "model.compile=false"]
+
+
+def _cell(seeds: dict[int, tuple[float, float, float]]) -> dict:
+    from tsr.analysis.table import mean_std
+
+    cell = {"seeds": {str(s): {"overall": o, "plas": p, "bwt": b} for s, (o, p, b) in seeds.items()}}
+    for k in ("overall", "plas", "bwt"):
+        mean, std, n = mean_std([v[k] for v in cell["seeds"].values()])
+        cell[k] = {"mean": mean, "std": std, "n": n}
+    return cell
+
+
+def test_retention_and_targets_by_hand():
+    """SeqFT retention is Overall / Plas per seed, then the mean: seeds 0.3/0.5 = 0.6 and
+    0.35/0.5 = 0.7 give 0.65 (not 0.325/0.5); BWT -0.1 and -0.15 give -0.125: both targets met;
+    ER's BWT +0.10 misses [-0.05, +0.08], TSR's +0.02 meets it."""
+    cells = {"seqft": {"p": _cell({0: (0.3, 0.5, -0.1), 1: (0.35, 0.5, -0.15)})},
+             "er": {"p": _cell({0: (0.6, 0.5, 0.10), 1: (0.6, 0.5, 0.10)})},
+             "tsr": {"p": _cell({0: (0.6, 0.6, 0.02), 1: (0.6, 0.6, 0.02)})}}
+    assert retention(cells["seqft"]["p"])["mean"] == pytest.approx(0.65)
+    summary = point_summary(cells, "p", None)
+    assert summary["stats"]["seqft_bwt"]["mean"] == pytest.approx(-0.125)
+    assert summary["targets"] == {"seqft_retention": True, "seqft_bwt": True, "er_bwt": False, "tsr_bwt": True}
+    rows = [{"partners": {"a": {"pass": True}}, "conflicts": {"c": {"pass": False}}, "unrelated": {"pass": True}},
+            {"partners": {"b": {"pass": True}}, "conflicts": {}}]
+    assert count_checks(rows) == (3, 4)
+    with_rel = point_summary(cells, "p", rows)
+    assert with_rel["relations"] == {"passed": 3, "total": 4, "met": False}
+
+
+def test_points_files_and_plans(tmp_path):
+    good = tmp_path / "p.yaml"
+    good.write_text("points:\n  base: []\n  fast: [train.steps=300, train.lr=3e-4]\n")
+    points = read_points(good)
+    assert points == [RegimePoint("base", ()), RegimePoint("fast", ("train.steps=300", "train.lr=3e-4"))]
+    plan = plan_points(["seqft", "er"], points, [0, 1])
+    assert len(plan) == 8 and plan[-1] == Point("er", 1, ("train.steps=300", "train.lr=3e-4"), "fast")
+    for text, fragment in (("points: []\n", "expected 'points:'"), ("points:\n  a: [seed=1]\n", "set by the grid"),
+                           ("points:\n  a: [steps]\n", "key=value")):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(text)
+        with pytest.raises(ConfigError, match=fragment):
+            read_points(bad)
+    with pytest.raises(ConfigError, match="twice"):
+        plan_points(["seqft"], [RegimePoint("a", ()), RegimePoint("a", ())], [0])
+
+
+@pytest.mark.slow
+def test_regime_audit_end_to_end(tiny_model, toy_stream, tmp_path, capsys):
+    points = tmp_path / "points.yaml"
+    points.write_text("points:\n  slow: []\n  fast: [train.lr=1e-2]\n")
+    common = [f"model.path={tiny_model}", f"stream.source={toy_stream}", f"out_dir={tmp_path / 'runs'}", *TINY]
+    out = tmp_path / "map"
+    argv = ["audit", "regime", *common, "--points", str(points), "--methods", "seqft,er", "--seeds", "0",
+            "--workers", "1", "--out", str(out)]
+    assert main(argv) == 0
+    report = json.loads((out / "regime.json").read_text())
+    assert [p["point"] for p in report["points"]] == ["slow", "fast"]
+    for p in report["points"]:
+        run = p["methods"]["seqft"]
+        assert run["overall"]["n"] == 1 and "tsr_bwt" not in p["stats"] and p["targets"]["tsr_bwt"] is None
+        if run["plas"]["mean"]:
+            assert p["stats"]["seqft_retention"]["mean"] == pytest.approx(run["overall"]["mean"] / run["plas"]["mean"])
+    runs = [d for d in (tmp_path / "runs").iterdir() if (d / "results.json").is_file()]
+    assert len(runs) == 4  # two methods at two points: each point's overrides make its own runs
+    assert "| slow | 1 |" in (out / "regime.md").read_text() and (out / "regime.png").stat().st_size > 10_000
+    assert main([*argv, "--report-only"]) == 0  # nothing to train: the same report
+    assert json.loads((out / "regime.json").read_text())["points"] == report["points"]
+    refuse(capsys, tmp_path, ["audit", "regime", *common, "--points", str(tmp_path / "none.yaml")], "none.yaml")

@@ -228,7 +228,8 @@ class RunConfig:
 # Method keys added after runs were named, with the value that leaves a run unchanged: left out of
 # the fingerprint at that value, so finished runs keep their names.
 LATE_METHOD_KEYS = {"signatures": "", "signatures_proxy": False, "kd_timing": "interleaved", "kd_posthoc": 0.2,
-                    "kd_reshape": "none", "kd_gamma": 4.0, "kd_repel": 1e-3}
+                    "kd_reshape": "none", "kd_gamma": 4.0, "kd_repel": 1e-3, "need": "none", "need_weight": 0.5,
+                    "need_floor": 0.5, "need_gate": "", "need_gate_min": 0.05}
 
 # Every key added after runs were saved, at the value that leaves a run's results as they were
 # (the values :meth:`RunConfig.fingerprint` leaves out): a run folder saved before the key

@@ -51,6 +51,8 @@ PRESETS: Mapping[str, tuple[str, Mapping[str, Any], str]] = MappingProxyType({
                "official code's tsr_v1: uniform replay, top-routed teacher on every batch"),
     "tsr_v2": ("tsr", {}, "official code's tsr_v2: routed replay with era teachers "
                           "(the routed triple, identical to tsr)"),
+    "tsr_need": ("tsr", {"need": "loss"}, "ours: routing by transfer and by need (half each), every past task "
+                 "kept at half the uniform share or more"),
 })
 
 

@@ -23,6 +23,10 @@ Choices the paper leaves open, stated here:
   of the paper's undefined "pool-hybrid" variant.
 - ``replay: uniform`` draws past tasks uniformly while routing still picks the teacher
   (the official code's ``tsr_v1``).
+
+Beyond the paper: ``need: loss`` mixes each past task's measured need of replay into the
+routing weights, with a floor and a headroom gate (:mod:`tsr.methods.route.need`; preset
+``tsr_need``); ``need: none``, the default, is the paper's routing.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ from .distill.shape import shape
 from .distill.teacher import Teacher, teacher_rule
 from .distill.timing import timing
 from .er import replay_or_target
+from .route.need import NeedRouter
 
 Reference = Literal["era", "recent", "base", "hybrid", "top", "random", "oracle", "none"]
 KD_TEMPERATURE = 2.0  # the paper's T (Appendix "Full-stream setup"); LwF's default too
@@ -68,6 +73,11 @@ class TSRParams:
     kd_reshape: Literal["none", "amplify", "residual", "repel", "selective"] = "none"
     kd_gamma: float = 4.0
     kd_repel: float = 1e-3
+    need: Literal["none", "loss"] = "none"
+    need_weight: float = 0.5
+    need_floor: float = 0.5
+    need_gate: str = ""
+    need_gate_min: float = 0.05
 
     def check(self, path: str) -> None:
         require(0.0 <= self.alpha <= 1.0, f"{path}.alpha", "replay ratio must be in [0, 1]")
@@ -82,6 +92,9 @@ class TSRParams:
         require(self.kd_repel >= 0.0, f"{path}.kd_repel", "must be >= 0")
         require(0.0 < self.kd_posthoc < 1.0, f"{path}.kd_posthoc", "the post-hoc phase's share of a task's "
                 "steps must be in (0, 1)")
+        require(0.0 <= self.need_weight <= 1.0, f"{path}.need_weight", "must be in [0, 1]")
+        require(0.0 <= self.need_floor <= 1.0, f"{path}.need_floor", "must be in [0, 1] (a share of 1/K)")
+        require(self.need_gate_min >= 0.0, f"{path}.need_gate_min", "must be >= 0")
 
 
 class TSR(Method):
@@ -93,6 +106,8 @@ class TSR(Method):
         self.teacher = teacher_rule(params.reference)
         self.timing = timing(params.kd_timing, params.kd_posthoc)
         self.shape = shape(params.kd_reshape, params.kd_gamma, params.kd_repel)
+        self.need = None if params.need == "none" else NeedRouter(params.need_weight, params.need_floor,
+                                                                  params.need_gate, params.need_gate_min)
         self._signature: torch.Tensor | None = None
         self._weights = self._replay_weights = np.zeros(0)
         self._top: int | None = None
@@ -124,9 +139,12 @@ class TSR(Method):
             raise RuntimeError(f"tasks {missing} have no comparable signature in the task memory")
         scores = [similarity(self.params.probe, r.signature, self._signature) for r in past]
         self._weights = route_weights(scores, self.params.tau, self.params.uniform_mix)
+        need = {}
+        if self.need is not None:  # this project's extension: transfer mixed with need (methods/route/need.py)
+            self._weights, need = self.need.weights(ctx, self._weights)
         self._replay_weights = self._weights if self.params.replay == "routed" else uniform_weights(len(past))
         self._top = int(np.argmax(scores))
-        return {**norm, "scores": {r.name: round(s, 6) for r, s in zip(past, scores)},
+        return {**norm, **need, "scores": {r.name: round(s, 6) for r, s in zip(past, scores)},
                 "weights": {r.name: round(float(w), 6) for r, w in zip(past, self._weights)},
                 "top": past[self._top].name}
 

@@ -7,7 +7,6 @@ import json
 import pytest
 
 from badinputs import refuse
-from tsr.analysis.table import RunSummary
 from tsr.cli import main
 from tsr.engine.compare import Point
 from tsr.errors import ConfigError

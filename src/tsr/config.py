@@ -261,10 +261,11 @@ def load_preset(name: str) -> dict[str, Any]:
 
 
 def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
-    """Recursive merge; mappings merge key by key, everything else is replaced."""
+    """Recursive merge; mappings merge key by key (a benchmark's ``options`` too, so
+    ``stream.options.a=1 stream.options.b=2`` keeps both), everything else is replaced."""
     out = copy.deepcopy(base)
     for key, value in update.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "options":
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = merge(out[key], value)
         else:
             out[key] = copy.deepcopy(value)
@@ -362,10 +363,13 @@ A run is described by one typed config (`tsr/config.py`, with the `model` and `l
 2. a bundled config preset (table below) or a YAML file, which may start from a preset with a
    top-level `preset:` key; the presets are the only place a default differs from the table;
 3. `key.sub=value` overrides on the command line (values are parsed as YAML: `[a, b]`,
-   `true`, `inf`, `1e-4`).
+   `true`, `1e-4`); a mapping given in parts merges key by key (`stream.options.a=1
+   stream.options.b=2` keeps both).
 
 Unknown keys and bad values are errors that name the key's path
-(`unknown config key 'train.lrr' (valid keys in 'train': steps, lr, ...)`). `tsr config
+(`unknown config key 'train.lrr' (valid keys in 'train': steps, lr, ...)`). A number that is
+not finite (`inf`, `nan`) is refused wherever it appears, except `method.tau` of TSR, where
+`inf` means uniform routing. `tsr config
 [CONFIG] [key=value ...]` prints the resolved config; every run directory keeps it as
 `config.yaml`, and its hash (the *fingerprint*) names the run. Choosing another method on the
 command line (`method.name=er`) drops the previous method's parameters, so `tsr run

@@ -110,3 +110,30 @@ def test_model_compile_enters_the_fingerprint_only_when_on():
     assert load_config("paper", [*synth, "model.adapter_dtype=float32"]).fingerprint() == "9ec5afd10b"
     assert load_config("paper", [*synth, "model.adapter_dtype=bfloat16"]).fingerprint() != "9ec5afd10b"
     assert load_config("paper", synth[:1]).fingerprint() != "9ec5afd10b"  # the default schedule: metrics
+
+
+def test_repeated_option_overrides_merge_key_by_key():
+    """`stream.options.a=1 stream.options.b=2` keeps both (the second once replaced the whole mapping)."""
+    cfg = load_config("paper", ["stream.source=trace8", "stream.options.tasks=[FOMC]",
+                                "stream.options.missing_train=eval"])
+    assert cfg.stream.options == {"tasks": ["FOMC"], "missing_train": "eval"}
+    cfg = load_config("paper", ["stream.options={a: 1}", "stream.options.b=2", "stream.options.a=3"])
+    assert cfg.stream.options == {"a": 3, "b": 2}
+
+
+@pytest.mark.parametrize("override,key", [
+    ("train.lr=inf", "train.lr"), ("lora.alpha=inf", "lora.alpha"), ("lora.alpha=.inf", "lora.alpha"),
+    ("train.lr=.nan", "train.lr"), ("train.lr=nan", "train.lr"), ("train.teacher_cache_mb=1e400", "train.teacher_cache_mb"),
+    ("train.grad_clip=inf", "train.grad_clip"), ("method.kd_weight=.inf", "method.kd_weight"),
+    ("method.tau=.nan", "method.tau"), ("stream.options.x=.inf", "stream.options.x"),
+    ("stream.options.x=[1, .nan]", "stream.options.x[1]"),
+])
+def test_numbers_that_are_not_finite_are_refused_at_load(override, key):
+    with pytest.raises(ConfigError) as err:
+        load_config("paper", [override])
+    assert f"config key '{key}'" in str(err.value) and "is not a finite number" in str(err.value)
+
+
+def test_tau_alone_takes_infinity():
+    assert math.isinf(load_config("paper", ["method.tau=.inf"]).method.params.tau)
+    assert math.isinf(load_config("paper", ["method.tau=inf"]).method.params.tau)

@@ -26,7 +26,7 @@ import yaml
 from .errors import ConfigError
 from .methods.registry import MethodSpec, resolve_method
 from .model.settings import LoraConfig, ModelConfig
-from .data.names import unsafe_reason
+from .data.names import MAX_RUN_NAME_BYTES, unsafe_reason
 from .data.records import parse_yaml, read_utf8
 from .schema import build, require, to_plain
 
@@ -192,8 +192,8 @@ class RunConfig:
     def check(self, path: str) -> None:
         require(self.seed >= 0, "seed", "must be >= 0")
         require(self.name != "", "name", "must not be empty (or null for the default name)")
-        require(self.name is None or unsafe_reason(self.name) is None, "name",
-                f"{unsafe_reason(self.name or '')}; give a plain folder name")
+        why = unsafe_reason(self.name, MAX_RUN_NAME_BYTES) if self.name is not None else None
+        require(why is None, "name", f"{why}; give a plain folder name")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data; the method section as ``{name, **parameters}``."""

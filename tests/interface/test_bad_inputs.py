@@ -106,6 +106,14 @@ CONFIG_CASES = [
     case("config-two-config-files", overrides(config=("paper", "extra")), "more than one config given"),
     case("config-file-name-with-brackets", config_file("seed: [1\n", name="cfg[bold].yaml"), "cfg[bold].yaml:"),
     case("config-name-escapes-out-dir", escaping_name, "config key 'name': '../../x' contains a path separator"),
+    case("config-run-name-too-long", overrides("name=" + "r" * 240), "config key 'name': '" + "r" * 37 + "...' is 240 bytes long (at most 200"),
+    case("config-command-run-name-too-long", config_cmd("name=" + "r" * 240), "config key 'name': "),
+    case("config-command-task-name-too-long", lambda env, tmp: [
+        "config", f"stream.source={write(tmp / 's.yaml', 'tasks:' + chr(10) + ENTRY.replace('name: a', 'name: ' + 't' * 240))}"],
+         "tasks[0]: task name '" + "t" * 37 + "...' is 240 bytes long (at most 100"),
+    case("config-command-default-run-name-too-long", config_cmd("stream.source=synth-trace", "method.name=tsr",
+                                                                "seed=" + "9" * 190),
+         "the run folder's name 'synth-trace-tsr-s99999999999999999999...' is 218 bytes long"),
     case("config-command-option-of-another-benchmark", config_cmd("stream.options.tasks=[a]"),
          "unknown config key 'stream.options.tasks'"),
     case("config-command-unknown-benchmark-task", config_cmd("stream.source=trace8", "stream.options.tasks=[a]"),
@@ -229,6 +237,8 @@ DATA_CASES = [
          "a stream file takes no options"),
     case("stream-file-task-name-escapes", stream_file("tasks:\n" + ENTRY.replace("name: a", "name: ../../evil"),
                                                       OK_FILES), "tasks[0]: task name '../../evil'"),
+    case("stream-file-task-name-too-long", stream_file("tasks:\n" + ENTRY.replace("name: a", "name: " + "t" * 250),
+                                                       OK_FILES), "task name '" + "t" * 37 + "...' is 250 bytes"),
     case("stream-file-stream-name-escapes", stream_file("name: ../../evil\ntasks:\n" + ENTRY, OK_FILES),
          "stream.yaml: stream name '../../evil'"),
     # JSONL task files

@@ -20,6 +20,7 @@ from ..cl.memory import TaskMemory, load_memory
 from ..config import RunConfig, dump_yaml
 from ..atomic import held, write_json
 from ..data.example import Stream
+from ..data.names import MAX_RUN_NAME_BYTES, unsafe_reason
 from ..data.sampling import draw_indices
 from ..data.streams import load_stream
 from ..errors import ConfigError, RunError, reason
@@ -72,6 +73,9 @@ def check_stream(cfg: RunConfig) -> Stream:
     runs these too, so it accepts exactly the configs ``tsr run`` accepts."""
     stream = load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options, cfg.stream.order, cfg.seed)
     cfg.method.cls.validate(cfg.method.params, stream, cfg)
+    too_long = unsafe_reason(run_name(cfg, stream, cfg.method.name), MAX_RUN_NAME_BYTES)
+    if too_long:
+        raise ConfigError(f"the run folder's name {too_long}; set `name=` to a shorter one")
     return stream
 
 

@@ -213,6 +213,8 @@ class RunConfig:
             data["model"].pop("compile")  # eager runs keep the fingerprints they had before the key existed
         if data["model"]["adapter_dtype"] == "float32":
             data["model"].pop("adapter_dtype")  # likewise
+        if data["model"]["revision"] is None:
+            data["model"].pop("revision")  # likewise
         if data["eval"]["schedule"] == "full":
             data["eval"].pop("schedule")  # runs scored in full before the key existed keep their names
         for key, default in LATE_METHOD_KEYS.items():  # likewise: method keys added after runs were named
@@ -234,7 +236,7 @@ LATE_METHOD_KEYS = {"signatures": "", "signatures_proxy": False, "kd_timing": "i
 # (the values :meth:`RunConfig.fingerprint` leaves out): a run folder saved before the key
 # existed has no value for it and reads as this one when runs are grouped (tsr table).
 # ``eval.extra_tokens`` only matters with ``eval.predictions`` on.
-NEUTRAL_KEYS = {"model.compile": False, "model.adapter_dtype": "float32", "eval.schedule": "full",
+NEUTRAL_KEYS = {"model.compile": False, "model.adapter_dtype": "float32", "model.revision": None, "eval.schedule": "full",
                 "eval.predictions": False, **{f"method.{k}": v for k, v in LATE_METHOD_KEYS.items()}}
 
 

@@ -26,7 +26,7 @@ from ..cl.memory import record_dir
 from ..data.records import read_yaml
 from ..errors import RunError, TsrError, reason
 from ..model import export as peft_export
-from ..model.backbone import resolve_source
+from ..model.backbone import pretrained_args, resolve_source
 from ..model.settings import LoraConfig, ModelConfig
 from ..schema import build
 from .rundir import RunDir
@@ -118,12 +118,14 @@ def export_run(run_dir: Path, out: Path, task: str | None = None, merge: bool = 
         raise RunError(f"{source}: corrupt or missing adapter file ({reason(err)})") from None
     lora = peft_export.as_lora(state, lora_cfg.r, lora_cfg.alpha, label)
     base, local = resolve_base(model_cfg, run.path / "config.yaml")
+    args = pretrained_args(model_cfg, local)
     if merge:
-        model, tokenizer = peft_export.load_base(base, local, model_cfg.trust_remote_code)
+        model, tokenizer = peft_export.load_base(base, args)
     else:
-        model = peft_export.meta_model(base, local, model_cfg.trust_remote_code)
+        model = peft_export.meta_model(base, args)
     targets = peft_export.target_modules(lora, model, label)
-    config = peft_export.peft_config(lora, targets, base, lora_cfg.dropout, peft_export.transposed(lora, model))
+    config = peft_export.peft_config(lora, targets, base, lora_cfg.dropout, peft_export.transposed(lora, model),
+                                     None if local else model_cfg.revision)
     if merge:
         model = peft_export.merge(model, lora, config, label)
 

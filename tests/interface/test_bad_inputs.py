@@ -54,6 +54,16 @@ def config_cmd(*items: str):
     return lambda env, tmp: ["config", *items]
 
 
+def model_without_tokenizer(env, tmp):
+    """The bundled base copied without its tokenizer files: every text would encode to nothing."""
+    import shutil
+
+    from tsr.model.backbone import bundled_path
+
+    shutil.copytree(bundled_path(), tmp / "model", ignore=shutil.ignore_patterns("tokenizer*"))
+    return run_args(env, tmp, f"model.path={tmp / 'model'}")
+
+
 def escaping_name(env, tmp):
     """``name=../../x`` from ``out_dir=<tmp>/a/runs``: the run would land in ``<tmp>/x``."""
     (tmp / "a" / "runs").mkdir(parents=True)
@@ -106,6 +116,8 @@ CONFIG_CASES = [
     case("config-two-config-files", overrides(config=("paper", "extra")), "more than one config given"),
     case("config-file-name-with-brackets", config_file("seed: [1\n", name="cfg[bold].yaml"), "cfg[bold].yaml:"),
     case("config-name-escapes-out-dir", escaping_name, "config key 'name': '../../x' contains a path separator"),
+    case("model-folder-without-tokenizer", model_without_tokenizer,
+         "model: the tokenizer encodes text to nothing (no vocabulary: a model folder needs its tokenizer files"),
     case("config-run-name-too-long", overrides("name=" + "r" * 240), "config key 'name': '" + "r" * 37 + "...' is 240 bytes long (at most 200"),
     case("config-command-run-name-too-long", config_cmd("name=" + "r" * 240), "config key 'name': "),
     case("config-command-task-name-too-long", lambda env, tmp: [

@@ -24,6 +24,7 @@ from .settings import ModelConfig
 
 BUNDLED = "bundled"
 REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+PROBE_TEXT = "The answer is 42."  # any tokenizer with a vocabulary encodes it to something
 
 
 @dataclass
@@ -139,6 +140,9 @@ def load_backbone(cfg: ModelConfig) -> Backbone:
         check_config(get_preset(cfg.preset), model.config.to_dict(), f"{source} (hub config)")
     if tokenizer.eos_token_id is None:
         raise ModelError(f"{source}: the tokenizer defines no EOS token")
+    if not tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"]:
+        raise ModelError(f"{source}: the tokenizer encodes text to nothing (no vocabulary: a model folder needs "
+                         "its tokenizer files, e.g. tokenizer.json)")
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     for param in model.parameters():

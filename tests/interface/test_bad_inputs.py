@@ -4,7 +4,10 @@ Each case builds one bad input in its own temporary folder (a config file, an ov
 stream file, a JSONL or TRACE / NumGLUE / PP15 / SuperNI data file, a synthetic generator
 config, a corrupted copy of a real run folder, a folder that is not a run) and runs ``tsr``
 in-process through ``tsr.cli.main``. This module holds the config and data cases,
-``test_bad_run_folders.py`` the run-folder cases, ``tests/badinputs.py`` what both share.
+``test_bad_run_folders.py`` the run-folder cases (symbolic links and damaged tensor files among
+them), ``test_bad_learners.py`` bad ``tsr learn`` and ``tsr predict`` calls and learner folders
+someone sent, ``test_disk_faults.py`` full and read-only disks (which also resume afterwards),
+``test_export.py`` bad ``tsr export`` calls, ``tests/badinputs.py`` what they share.
 Every case asserts all of:
 
 - the exit status is 2;
@@ -118,6 +121,10 @@ CONFIG_CASES = [
     case("config-name-escapes-out-dir", escaping_name, "config key 'name': '../../x' contains a path separator"),
     case("model-folder-without-tokenizer", model_without_tokenizer,
          "model: the tokenizer encodes text to nothing (no vocabulary: a model folder needs its tokenizer files"),
+    case("out-dir-is-a-file", lambda env, tmp: run_args(env, tmp, f"out_dir={write(tmp / 'out', 'a file')}"),
+         "out: exists and is not a folder; choose another out_dir"),
+    case("out-dir-under-a-file", lambda env, tmp: run_args(env, tmp, f"out_dir={write(tmp / 'out', 'x')}/runs"),
+         "out/runs: a part of this path is a file, not a folder; choose another out_dir"),
     case("config-run-name-too-long", overrides("name=" + "r" * 240), "config key 'name': '" + "r" * 37 + "...' is 240 bytes long (at most 200"),
     case("config-command-run-name-too-long", config_cmd("name=" + "r" * 240), "config key 'name': "),
     case("config-command-task-name-too-long", lambda env, tmp: [

@@ -1,6 +1,7 @@
-"""Faults of the disk a run writes to: a full disk (ENOSPC) at any write, a read-only one, an
-out_dir that is a file or lies under one. Each is one line and exit 2, what was saved stays
-saved, and running the same command again once the disk is fixed ends as an uninterrupted run.
+"""The bad-input corpus, part four: faults of the disk a run writes to, a full disk (ENOSPC) at
+any write and a read-only one (an out_dir that is a file or lies under one: test_bad_inputs.py).
+Each is one line and exit 2, what was saved stays saved, and running the same command again once
+the disk is fixed ends as an uninterrupted run.
 
 A full and a read-only disk are real where the machine lets the test mount a small tmpfs (as
 root); a full disk at a chosen write is also injected, which runs everywhere.
@@ -16,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from badinputs import TINY, refuse, snapshot
+from badinputs import TINY, snapshot
 from tsr import atomic
 from tsr.cli import main
 
@@ -69,37 +70,6 @@ def test_a_full_disk_at_any_write_is_one_line_and_the_rerun_ends_as_an_uninterru
     assert [p.name for p in (tmp_path / "runs").rglob(".*")] == []  # no temporary file or folder left
     assert main(argv(tmp_path / "runs")) == 0
     assert same_results(tmp_path / "runs" / "r", expected)
-
-
-@pytest.mark.parametrize("make,fragment", [
-    (lambda tmp: (tmp / "runs").write_text("a file"), "runs: exists and is not a folder; choose another out_dir"),
-    (lambda tmp: (tmp / "file").write_text("a file"), "file/runs: a part of this path is a file, not a folder"),
-], ids=["out-dir-is-a-file", "out-dir-under-a-file"])
-def test_an_out_dir_that_cannot_be_a_folder_is_one_line(reference, tmp_path, capsys, make, fragment):
-    argv, _ = reference
-    make(tmp_path)
-    out = tmp_path / ("file/runs" if (tmp_path / "file").exists() else "runs")
-    refuse(capsys, tmp_path, argv(out)[:-1], fragment)
-
-
-@pytest.fixture
-def tmpfs(tmp_path):
-    """``tmpfs(options)``: a fresh tmpfs folder mounted with ``options``; the test is skipped where
-    this process may not mount one."""
-    mounted = []
-
-    def mount(options: str) -> Path:
-        where = tmp_path / f"mnt{len(mounted)}"
-        where.mkdir()
-        done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True)
-        if done.returncode != 0:
-            pytest.skip(f"cannot mount a tmpfs here ({done.stderr.decode().strip()})")
-        mounted.append(where)
-        return where
-
-    yield mount
-    for where in reversed(mounted):
-        subprocess.run(["umount", "-l", str(where)], capture_output=True)
 
 
 def test_a_really_full_disk_is_one_line_and_the_rerun_resumes(reference, tmpfs, capsys):

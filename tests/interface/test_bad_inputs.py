@@ -295,6 +295,22 @@ DATA_CASES = [
     case("trace-root-without-task-folders", trace({"other/x.json": "[]"}), "no TRACE task folders"),
     case("trace-missing-train-json", trace({"FOMC/test.json": TRACE_OK}), "FOMC/train.json: split 'train'"),
     case("trace-missing-test-json", trace({"FOMC/train.json": TRACE_OK}), "FOMC/test.json: split 'test'"),
+    case("trace-several-missing-listed-at-once",
+         benchmark("trace8", {"FOMC/train.json": TRACE_OK, "MeetingBank/eval.json": TRACE_OK,
+                              "MeetingBank/test.json": TRACE_OK, "C-STANCE/train.json": TRACE_OK},
+                   "stream.options.tasks=[C-STANCE, FOMC, MeetingBank, Py150]", root="LLM-CL-Benchmark_500"),
+         "LLM-CL-Benchmark_500: 4 TRACE files and folders not found (C-STANCE/test.json, FOMC/test.json, "
+         "MeetingBank/train.json, Py150/); TRACE's 500-example release has no MeetingBank/train.json; set "
+         "stream.options.missing_train=eval to train MeetingBank on eval.json instead; leave the tasks out"),
+    case("trace-5000-missing-train-gets-no-500-hint",
+         benchmark("trace8", {"MeetingBank/eval.json": TRACE_OK, "MeetingBank/test.json": TRACE_OK},
+                   "stream.options.tasks=[MeetingBank]", root="LLM-CL-Benchmark_5000"),
+         "MeetingBank/train.json: split 'train' of TRACE task 'MeetingBank' not found; set "
+         "stream.options.missing_train=eval to train MeetingBank on eval.json instead; leave the tasks out"),
+    case("trace-5000-missing-train-without-substitute",
+         benchmark("trace8", {"FOMC/test.json": TRACE_OK}, "stream.options.tasks=[FOMC]", root="LLM-CL-Benchmark_5000"),
+         "FOMC/train.json: split 'train' of TRACE task 'FOMC' not found; leave the tasks out with "
+         "stream.options.tasks, or point stream.root at a complete TRACE folder"),
     case("trace-malformed-json-names-line",
          trace({"FOMC/train.json": '[\n{"prompt": "p", "answer": "A"},\n{oops}\n]', "FOMC/test.json": TRACE_OK}),
          "FOMC/train.json:3:2: malformed JSON"),

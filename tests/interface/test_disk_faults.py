@@ -114,3 +114,22 @@ def test_a_read_only_disk_is_one_line_and_changes_nothing(reference, tmpfs, caps
     assert main(argv(disk / "runs")) == 0
     assert same_results(disk / "runs" / "r", expected)
     shutil.rmtree(disk / "runs")
+
+
+def test_what_the_system_refuses_anywhere_in_a_command_is_one_line(monkeypatch, capsys):
+    """A write outside tsr's own writers (a library's, a folder removal) that the system refuses
+    reaches the command line as one line naming the file, exit 2; other OS errors stay bugs."""
+    from tsr.engine import run
+
+    def refused(*a, **kw):
+        raise OSError(errno.EROFS, "Read-only file system", "/mnt/runs/r/.checkpoint.old")
+
+    monkeypatch.setattr(run, "execute", refused)
+    one_line(capsys, ["run", "--quiet"], "tsr: error: /mnt/runs/r/.checkpoint.old: Read-only file system")
+
+    def bug(*a, **kw):
+        raise OSError(errno.ECONNREFUSED, "Connection refused")
+
+    monkeypatch.setattr(run, "execute", bug)
+    with pytest.raises(ConnectionRefusedError):
+        main(["run", "--quiet"])

@@ -35,13 +35,13 @@ def group_members(pgid: int) -> list[int]:
 class Proc:
     """A tsr command in its own process group (spawned workers join it)."""
 
-    def __init__(self, argv: list[str], log: Path, cwd: Path):
+    def __init__(self, argv: list[str], log: Path, cwd: Path, env: dict[str, str] | None = None):
         self.started = time.time()
         with open(log, "ab") as fh:
             fh.write(f"$ {' '.join(argv)}\n".encode())
             fh.flush()
-            self.popen = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, cwd=cwd,
-                                          start_new_session=True, env={**os.environ, "TOKENIZERS_PARALLELISM": "false"})
+            self.popen = subprocess.Popen(argv, stdout=fh, stderr=subprocess.STDOUT, cwd=cwd, start_new_session=True,
+                                          env={**os.environ, "TOKENIZERS_PARALLELISM": "false", **(env or {})})
         self.members_at_kill = 0
 
     def alive(self) -> bool:

@@ -140,3 +140,46 @@ def state_files(root: Path) -> list[str]:
 
 def leftovers(root: Path) -> list[str]:
     return sorted(dot_entries(root))
+
+
+# ---------------------------------------------------------------------------------------------
+# the report
+
+KINDS = ("run", "compare", "probe", "learn", "race", "tmpdir", "links", "full", "readonly")
+
+
+def table(trials: list) -> list[tuple[str, str, int, int, int, int]]:
+    """Rows (kind, phase, trials, identical, results, state) of the trials, in a fixed order."""
+    rows: dict[tuple[str, str], list] = {}
+    for tr in trials:
+        rows.setdefault((tr.kind, tr.phase), []).append(tr)
+    order = {k: i for i, k in enumerate(KINDS)}
+    keyed = sorted(rows.items(), key=lambda kv: (order[kv[0][0]], [PRIORITY.index(p) if p in PRIORITY else 99
+                                                                   for p in kv[0][1].split("+")]))
+    return [(kind, phase, len(ts), sum(t.identical for t in ts), sum(t.results_same for t in ts),
+             sum(t.state_same for t in ts))
+            for (kind, phase), ts in keyed]
+
+
+def report(trials: list, seed: int, wall: float, markdown: str | None) -> list:
+    """Print the table (and write it as markdown to ``markdown``); returns the failed trials."""
+    rows, ok = table(trials), sum(t.identical for t in trials)
+    print(f"# reliability: {len(trials)} trials, seed {seed}, {wall:.0f} s wall")
+    print(f"{'kind':8} {'phase':24} {'trials':>6} {'identical':>9} {'results':>7} {'state':>6}")
+    for kind, phase, n, same, res, state in rows:
+        print(f"{kind:8} {phase:24} {n:6d} {same:9d} {res:7d} {state:6d}")
+    print(f"identical {ok} / run {len(trials)}")
+    failed = [t for t in trials if not t.identical]
+    for t in failed:
+        print(f"  trial {t.index} ({t.kind} {t.config}, {t.phase}): {t.folder}")
+        for p in t.messages():
+            print(f"    {p}")
+    if markdown:
+        lines = [f"Reliability: {len(trials)} trials, seed {seed}, {wall:.0f} s wall.", "",
+                 "| kind | phase | trials | identical | results | state |", "|---|---|---:|---:|---:|---:|"]
+        lines += [f"| {kind} | {phase} | {n} | {same} | {res} | {state} |" for kind, phase, n, same, res, state in rows]
+        lines += ["", f"identical {ok} / run {len(trials)}"]
+        for t in failed:
+            lines += ["", f"- trial {t.index} ({t.kind} {t.config}, {t.phase}):"] + [f"  - {p}" for p in t.messages()]
+        Path(markdown).write_text("\n".join(lines) + "\n")
+    return failed

@@ -1,5 +1,8 @@
-"""Kill-and-resume reliability: SIGKILL `tsr run`, `tsr compare` and `tsr probe` at random moments,
-resume them, and check that the result equals an uninterrupted run's.
+"""Reliability: SIGKILL `tsr run`, `tsr compare`, `tsr probe` and `tsr learn` at random moments,
+resume them, and check that the result equals an uninterrupted run's; then the fault trials of
+fault_trials.py (two `tsr learn` calls on one learner at once, two `tsr run` of one run with
+different TMPDIRs, symbolic links planted in a run folder, a full and a read-only disk), each
+checked the same way after the fault is mended.
 
 Every trial starts a real ``python -m tsr`` command in a fresh folder, in its own process group,
 and SIGKILLs the whole group (workers included) at a moment chosen by phase, then runs the same
@@ -45,8 +48,8 @@ finished work and match. Failed trials' folders are kept, with each command's ou
 
 Usage::
 
-    python bench/reliability.py             # 24 trials (12 run, 4 compare, 4 probe, 4 learn), about 12 minutes on 2 cores
-    python bench/reliability.py --trials 3 --keep --out /tmp/rel --report rel.md
+    python bench/reliability.py             # 24 kill trials (12 run, 4 compare, 4 probe, 4 learn), 5 races, 8 faults
+    python bench/reliability.py --trials 3 --races 1 --faults 4 --keep --out /tmp/rel --report rel.md
 """
 
 from __future__ import annotations
@@ -62,7 +65,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kill_tools import FAST, Events, Proc, canon, dot_entries, read_json, sleep_alive, tsr, wait_for
-from kill_views import ORDER, PRIORITY, STEPS, RunView, compare_runs, leftovers, rank, strip_timing
+from fault_trials import Faults, can_mount
+from kill_views import ORDER, STEPS, RunView, compare_runs, leftovers, rank, report, strip_timing
 
 TINY = ["model.compile=false", "model.threads=1", "stream.budget=4", f"train.steps={STEPS}", "stream.test_cap=8"]
 # progress saved after steps 1-11 of every task (the interval has always passed): two in three
@@ -459,16 +463,12 @@ def schedule(trials: int, rng: random.Random) -> list[tuple[str, str, str]]:
     return plan
 
 
-def table(trials: list[Trial]) -> list[tuple[str, str, int, int, int, int]]:
-    rows: dict[tuple[str, str], list[Trial]] = {}
-    for tr in trials:
-        rows.setdefault((tr.kind, tr.phase), []).append(tr)
-    order = {"run": 0, "compare": 1, "probe": 2, "learn": 3}
-    keyed = sorted(rows.items(), key=lambda kv: (order[kv[0][0]], [PRIORITY.index(p) if p in PRIORITY else 99
-                                                                   for p in kv[0][1].split("+")]))
-    return [(kind, phase, len(ts), sum(t.identical for t in ts), sum(t.results_same for t in ts),
-             sum(t.state_same for t in ts))
-            for (kind, phase), ts in keyed]
+def fault_schedule(races: int, faults: int) -> list[tuple[str, str, str]]:
+    """(kind, config, aim) of the fault trials (fault_trials.py): ``races`` concurrent learners,
+    then ``faults`` trials rotating over TMPDIR locks, symbolic links, full and read-only disks."""
+    kinds, methods = ("tmpdir", "links", "full", "readonly"), ("tsr", "er", "seqft", "lwf", "ewc", "derpp", "agem")
+    plan = [("race", "learner", "race") for _ in range(races)]
+    return plan + [(kinds[i % 4], methods[i % len(methods)], kinds[i % 4]) for i in range(faults)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -476,13 +476,16 @@ def main(argv: list[str] | None = None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--trials", type=int, default=24,
                     help="trials in all (default 24: 12 run, 4 compare, 4 probe, 4 learn)")
+    ap.add_argument("--races", type=int, default=5, help="concurrent-learner trials (default 5)")
+    ap.add_argument("--faults", type=int, default=8, help="TMPDIR-lock, symlink, full- and read-only-disk trials, "
+                    "in turn (default 8)")
     ap.add_argument("--seed", type=int, default=0, help="seed of the random moments and the schedule")
     ap.add_argument("--out", help="scratch folder (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the scratch folder (failed trials are always kept)")
     ap.add_argument("--report", help="also write the table as markdown to this file")
     args = ap.parse_args(argv)
-    if args.trials < 1:
-        ap.error("--trials must be at least 1")
+    if min(args.trials, args.races, args.faults) < 0 or args.trials + args.races + args.faults < 1:
+        ap.error("--trials, --races and --faults must be >= 0, and one of them >= 1")
     rng = random.Random(args.seed)
     if args.out:
         out = Path(args.out).resolve()
@@ -493,42 +496,26 @@ def main(argv: list[str] | None = None) -> int:
         out = Path(tempfile.mkdtemp(prefix="tsr-reliability-"))
     started = time.time()
     harness = Harness(out, rng)
+    faults = Faults(harness, can_mount(out))
+    print(f"  full and read-only disks: {'tmpfs mounts' if faults.mounting else 'injected faults (no mount here)'}",
+          file=sys.stderr, flush=True)
+    plan = schedule(args.trials, rng) + fault_schedule(args.races, args.faults)
     trials: list[Trial] = []
-    for i, (kind, config, aim) in enumerate(schedule(args.trials, rng)):
+    for i, (kind, config, aim) in enumerate(plan):
         trial = Trial(i, kind, config, aim, out / "trials" / f"{i:03d}-{kind}-{config.replace(',', '+')}-{aim}")
         trial.folder.mkdir(parents=True)
         began = time.time()
-        getattr(harness, f"{kind}_trial")(trial)
+        (getattr(harness, f"{kind}_trial", None) or getattr(faults, f"{kind}_trial"))(trial)
         trial.seconds = time.time() - began
         trials.append(trial)
         verdict = "identical" if trial.identical else "NOT IDENTICAL"
-        print(f"[{i + 1}/{args.trials}] {kind} {config}: aimed {aim}, landed {trial.phase}; resume exit {trial.rc}; "
+        print(f"[{i + 1}/{len(plan)}] {kind} {config}: aimed {aim}, landed {trial.phase}; resume exit {trial.rc}; "
               f"{verdict}{' (state files differ)' if trial.rc == 0 and not trial.state_same else ''}; "
               f"{trial.seconds:.0f} s",
               file=sys.stderr, flush=True)
         for p in trial.messages():
             print(f"    {p}", file=sys.stderr, flush=True)
-    wall = time.time() - started
-    rows = table(trials)
-    ok = sum(t.identical for t in trials)
-    print(f"# kill-and-resume reliability: {len(trials)} trials, seed {args.seed}, {wall:.0f} s wall")
-    print(f"{'kind':8} {'phase':24} {'trials':>6} {'identical':>9} {'results':>7} {'state':>6}")
-    for kind, phase, n, same, res, state in rows:
-        print(f"{kind:8} {phase:24} {n:6d} {same:9d} {res:7d} {state:6d}")
-    print(f"identical {ok} / run {len(trials)}")
-    failed = [t for t in trials if not t.identical]
-    for t in failed:
-        print(f"  trial {t.index} ({t.kind} {t.config}, {t.phase}): {t.folder}")
-        for p in t.messages():
-            print(f"    {p}")
-    if args.report:
-        lines = [f"Kill-and-resume reliability: {len(trials)} trials, seed {args.seed}, {wall:.0f} s wall.", "",
-                 "| kind | phase | trials | identical | results | state |", "|---|---|---:|---:|---:|---:|"]
-        lines += [f"| {kind} | {phase} | {n} | {same} | {res} | {state} |" for kind, phase, n, same, res, state in rows]
-        lines += ["", f"identical {ok} / run {len(trials)}"]
-        for t in failed:
-            lines += ["", f"- trial {t.index} ({t.kind} {t.config}, {t.phase}):"] + [f"  - {p}" for p in t.messages()]
-        Path(args.report).write_text("\n".join(lines) + "\n")
+    failed = report(trials, args.seed, time.time() - started, args.report)
     if not args.keep:
         shutil.rmtree(out / "refs", ignore_errors=True)
         for t in trials:

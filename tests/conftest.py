@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -132,3 +134,25 @@ def clean_registries():
     for table, names in before.items():
         for name in set(table.registered()) - names:
             table.unregister(name)
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """``tmpfs(options)``: a fresh tmpfs folder mounted with ``options``; the test is skipped where
+    this process may not mount one."""
+    mounted = []
+
+    def mount(options: str) -> Path:
+        where = tmp_path / f"mnt{len(mounted)}"
+        where.mkdir()
+        if shutil.which("mount") is None:
+            pytest.skip("no mount command here")
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)], capture_output=True)
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here ({done.stderr.decode().strip()})")
+        mounted.append(where)
+        return where
+
+    yield mount
+    for where in reversed(mounted):
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)

@@ -10,6 +10,7 @@ version (``.<name>.old``) once ``<name>`` is in place.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -19,25 +20,39 @@ from pathlib import Path
 from typing import Any, Callable
 
 import torch
-from safetensors.torch import save_file
+from safetensors.torch import load, save
+
+from .errors import RunError, reason
+
+
+@contextlib.contextmanager
+def writing(path: Path):
+    """What the operating system refuses while the block writes ``path`` (a full or read-only
+    disk, no permission, a file where a folder should be) as one :class:`RunError` line naming
+    ``path``; the atomic writers below leave the previous version in place."""
+    try:
+        yield
+    except OSError as err:
+        raise RunError(f"{err.filename or path}: cannot write ({reason(err)})") from None
 
 
 def _atomic(path: Path, write: Callable[[Path], None]) -> None:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a saved file gets the usual mode
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        write(tmp_path)
-        os.chmod(tmp_path, 0o666 & ~_umask())  # again: some writers (safetensors) replace the file
-        with open(tmp_path, "rb+") as fh:
-            os.fsync(fh.fileno())
-        os.replace(tmp_path, path)
-    finally:
-        if tmp_path.exists():
-            tmp_path.unlink()
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a saved file gets the usual mode
+        os.close(fd)
+        tmp_path = Path(tmp)
+        try:
+            write(tmp_path)
+            os.chmod(tmp_path, 0o666 & ~_umask())  # again: some writers (safetensors) replace the file
+            with open(tmp_path, "rb+") as fh:
+                os.fsync(fh.fileno())
+            os.replace(tmp_path, path)
+        finally:
+            if tmp_path.exists():
+                tmp_path.unlink()
 
 
 def _read_umask() -> int:
@@ -67,9 +82,10 @@ def strict(obj: Any) -> Any:
 def temp_dir(final: Path) -> Path:
     """A fresh temporary folder beside ``final`` to build it in (then :func:`replace_dir`)."""
     final = Path(final)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
-    os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; the folder keeps the usual mode
+    with writing(final.parent):
+        final.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".tmp", dir=final.parent))
+        os.chmod(tmp, 0o777 & ~_umask())  # mkdtemp makes 0700; the folder keeps the usual mode
     return tmp
 
 
@@ -130,61 +146,64 @@ def write_figure(path: Path, fig: Any, dpi: int = 120) -> Path:
     return Path(path)
 
 
-def write_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict | None = None) -> None:
-    """Save tensors as safetensors (contiguous CPU copies; never pickle)."""
+def write_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict | None = None) -> str:
+    """Save tensors as safetensors (contiguous CPU copies; never pickle); returns the file's
+    SHA-256 (hex), for the record or manifest that lists it (:func:`read_tensors` checks it)."""
     flat = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
-    _atomic(path, lambda p: save_file(flat, str(p), metadata=metadata))
+    data = save(flat, metadata=metadata)
+    _atomic(path, lambda p: p.write_bytes(data))
+    return hashlib.sha256(data).hexdigest()
+
+
+def listed_checksums(manifest: dict) -> dict[str, str]:
+    """The SHA-256 of each tensor file a state or record file lists (its ``sha256``: file name ->
+    hex digest; empty for one written before checksums were recorded)."""
+    found = manifest.get("sha256", {})
+    if not isinstance(found, dict) or not all(isinstance(v, str) for v in found.values()):
+        raise ValueError("'sha256' must map file names to hex digests")
+    return found
+
+
+def read_tensors(path: Path, sha256: str | None = None, dir_fd: int | None = None) -> dict[str, torch.Tensor]:
+    """The tensors of a safetensors file, each a copy of its own (never a view of the file), after
+    checking the file against the SHA-256 recorded for it (None: a file saved before checksums
+    were recorded). ``dir_fd``: ``path`` is relative to this open folder. Raises ``OSError``,
+    ``SafetensorError``, or ``ValueError`` for a file whose bytes are not those recorded."""
+    fd = os.open(path, os.O_RDONLY, dir_fd=dir_fd)
+    with open(fd, "rb") as fh:
+        data = fh.read()
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        raise ValueError("damaged: its SHA-256 differs from the one recorded when it was written")
+    # clones: tensors viewing a buffer may be unaligned, and CPU kernels can then round differently,
+    # which would break the bitwise equality of resumed runs
+    return {k: v.clone() for k, v in load(data).items()}
 
 
 def replace_dir(src: Path, dst: Path) -> None:
     """Move a fully written directory into place, replacing ``dst`` if present."""
     dst = Path(dst)
     old = dst.with_name(f".{dst.name}.old")
-    if old.exists():
-        shutil.rmtree(old)
-    if dst.exists():
-        os.replace(dst, old)
-    os.replace(src, dst)
-    if old.exists():
-        shutil.rmtree(old)
+    with writing(dst):
+        if old.exists():
+            shutil.rmtree(old)
+        if dst.exists():
+            os.replace(dst, old)
+        os.replace(src, dst)
+        if old.exists():
+            shutil.rmtree(old)
 
 
 def append_jsonl(path: Path, row: dict) -> None:
-    """Append one line to a log. Each line is written with a single write call."""
+    """Append one line to a log, never through a symbolic link. Each line is written with a
+    single write call."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(strict(row), ensure_ascii=False, allow_nan=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-@contextlib.contextmanager
-def held(path: Path, what: str):
-    """Hold an exclusive lock on ``path`` (created if needed) while the block runs, so two
-    processes never work on the same thing at once; a second one gets one ``RunError`` line
-    naming ``what`` and the holder's pid. The operating system releases the lock when the
-    holder exits, even by ``kill -9``, so a stale lock file never blocks anything. Where
-    ``fcntl`` does not exist (Windows), nothing is locked."""
-    try:
-        import fcntl
-    except ImportError:  # pragma: no cover - not on the platforms tsr is tested on
-        yield
-        return
-    from .errors import RunError
-
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+    line = (json.dumps(strict(row), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+    with writing(path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode(errors="ignore").strip()
-            raise RunError(f"{what} is in use by another process{f' (pid {holder})' if holder else ''}; "
-                           "wait for it to finish") from None
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        yield
-    finally:
-        os.close(fd)
+            while line:  # a write cut short by a full disk is followed by one that fails
+                line = line[os.write(fd, line):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)

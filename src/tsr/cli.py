@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
 import sys
@@ -13,7 +14,12 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from .errors import TsrError
+from .errors import TsrError, reason
+
+# what the system refuses (a full or read-only disk, no permission, a file where a folder should
+# be) wherever a command writes: one line naming the file, exit 2; what was saved stays saved
+SYSTEM_FAULTS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOTDIR,
+                 errno.EISDIR, errno.EEXIST, errno.ENAMETOOLONG, errno.EIO}
 
 EXAMPLES = {
     "run": """examples:
@@ -185,7 +191,8 @@ def cmd_learn(args: argparse.Namespace, console: Console) -> int:
     from .engine.learner_dir import learn
 
     outcome = learn(Path(args.learner), Path(args.data), Path(args.test) if args.test else None, args.name,
-                    args.kind, args.items, None if args.quiet else ConsoleReporter(Console(stderr=True)))
+                    args.kind, args.items, None if args.quiet else ConsoleReporter(Console(stderr=True)),
+                    trust_remote_code=args.trust_remote_code)
     results = outcome.results
     console.print(results_table(results, title=f"results · {results.method}"))
     console.print(f"{args.learner}: {results.completed} task(s) learnt: {', '.join(results.tasks)}")
@@ -195,7 +202,8 @@ def cmd_learn(args: argparse.Namespace, console: Console) -> int:
 def cmd_predict(args: argparse.Namespace, console: Console) -> int:
     from .engine.learner_dir import predict
 
-    count = predict(Path(args.learner), Path(args.inputs), Path(args.out), args.batch_size, args.max_new_tokens)
+    count = predict(Path(args.learner), Path(args.inputs), Path(args.out), args.batch_size, args.max_new_tokens,
+                    trust_remote_code=args.trust_remote_code)
     console.print(f"{count} answers written to {args.out}")
     return 0
 
@@ -233,6 +241,12 @@ def _add_executor_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus-per-run", type=float, default=0.0, help="ray: GPU share per run (0.25: four runs a GPU)")
 
 
+def _add_trust_flag(p: argparse.ArgumentParser, whose: str) -> None:
+    p.add_argument("--trust-remote-code", action="store_true",
+                   help=f"let {whose}'s model run its own code (model.trust_remote_code in its saved config, which "
+                   "alone never turns it on); only for a model whose code you trust")
+
+
 def _csv(text: str | None, cast=str, flag: str = "a list") -> list | None:
     try:
         return None if not text else [cast(x.strip()) for x in text.split(",") if x.strip()]
@@ -243,8 +257,8 @@ def _csv(text: str | None, cast=str, flag: str = "a list") -> list | None:
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
     from .engine.export import export_run
 
-    console.print(export_run(Path(args.run), Path(args.out), args.task, args.merge).summary(), highlight=False,
-                  soft_wrap=True)
+    exported = export_run(Path(args.run), Path(args.out), args.task, args.merge, args.trust_remote_code)
+    console.print(exported.summary(), highlight=False, soft_wrap=True)
     return 0
 
 
@@ -324,6 +338,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", choices=("classification", "generation"),
                    help="default: classification when the answers look like labels (docs/deploy.md)")
     p.add_argument("--quiet", action="store_true", help="no live progress")
+    _add_trust_flag(p, "a learner")
 
     p = add("predict", "Answer prompts with a learner's current adapter (greedy, batched).", cmd_predict)
     p.add_argument("learner", metavar="LEARNER_DIR")
@@ -331,6 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="where the answers go (JSONL)")
     p.add_argument("--batch-size", type=int, default=16)
     p.add_argument("--max-new-tokens", type=int, default=128)
+    _add_trust_flag(p, "the learner")
 
     p = add("index", "Rebuild the results store (index.sqlite) of a folder of runs from its run folders.", cmd_index)
     p.add_argument("folder", metavar="DIR")
@@ -366,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "of the final adapter")
     p.add_argument("--merge", action="store_true", help="write the base model with the adapter merged in "
                    "(config, safetensors, tokenizer) instead of the adapter")
+    _add_trust_flag(p, "the run")
 
     p = add("report", "Write one self-contained HTML page for a folder of runs or a probe folder.", cmd_report)
     p.add_argument("dir", metavar="DIR", help="a run folder, a folder of runs (a compare out_dir) or a probe folder")
@@ -407,6 +424,10 @@ def main(argv: list[str] | None = None) -> int:
         return args.func(args, console)
     except TsrError as err:
         return _fail(err)
+    except OSError as err:
+        if err.errno not in SYSTEM_FAULTS:
+            raise
+        return _fail(TsrError(f"{err.filename or 'a file'}: {reason(err)}"))
     except KeyboardInterrupt:
         Console(stderr=True).print("interrupted; finished tasks are saved: run the same command again to resume")
         return 130

@@ -26,7 +26,7 @@ import yaml
 from .errors import ConfigError
 from .methods.registry import MethodSpec, resolve_method
 from .model.settings import LoraConfig, ModelConfig
-from .data.names import unsafe_reason
+from .data.names import MAX_RUN_NAME_BYTES, unsafe_reason
 from .data.records import parse_yaml, read_utf8
 from .schema import build, require, to_plain
 
@@ -192,8 +192,8 @@ class RunConfig:
     def check(self, path: str) -> None:
         require(self.seed >= 0, "seed", "must be >= 0")
         require(self.name != "", "name", "must not be empty (or null for the default name)")
-        require(self.name is None or unsafe_reason(self.name) is None, "name",
-                f"{unsafe_reason(self.name or '')}; give a plain folder name")
+        why = unsafe_reason(self.name, MAX_RUN_NAME_BYTES) if self.name is not None else None
+        require(why is None, "name", f"{why}; give a plain folder name")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain data; the method section as ``{name, **parameters}``."""
@@ -213,6 +213,8 @@ class RunConfig:
             data["model"].pop("compile")  # eager runs keep the fingerprints they had before the key existed
         if data["model"]["adapter_dtype"] == "float32":
             data["model"].pop("adapter_dtype")  # likewise
+        if data["model"]["revision"] is None:
+            data["model"].pop("revision")  # likewise
         if data["eval"]["schedule"] == "full":
             data["eval"].pop("schedule")  # runs scored in full before the key existed keep their names
         for key, default in LATE_METHOD_KEYS.items():  # likewise: method keys added after runs were named
@@ -235,7 +237,7 @@ LATE_METHOD_KEYS = {"signatures": "", "signatures_proxy": False, "kd_timing": "i
 # (the values :meth:`RunConfig.fingerprint` leaves out): a run folder saved before the key
 # existed has no value for it and reads as this one when runs are grouped (tsr table).
 # ``eval.extra_tokens`` only matters with ``eval.predictions`` on.
-NEUTRAL_KEYS = {"model.compile": False, "model.adapter_dtype": "float32", "eval.schedule": "full",
+NEUTRAL_KEYS = {"model.compile": False, "model.adapter_dtype": "float32", "model.revision": None, "eval.schedule": "full",
                 "eval.predictions": False, **{f"method.{k}": v for k, v in LATE_METHOD_KEYS.items()}}
 
 
@@ -262,10 +264,11 @@ def load_preset(name: str) -> dict[str, Any]:
 
 
 def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
-    """Recursive merge; mappings merge key by key, everything else is replaced."""
+    """Recursive merge; mappings merge key by key (a benchmark's ``options`` too, so
+    ``stream.options.a=1 stream.options.b=2`` keeps both), everything else is replaced."""
     out = copy.deepcopy(base)
     for key, value in update.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "options":
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
             out[key] = merge(out[key], value)
         else:
             out[key] = copy.deepcopy(value)
@@ -363,10 +366,13 @@ A run is described by one typed config (`tsr/config.py`, with the `model` and `l
 2. a bundled config preset (table below) or a YAML file, which may start from a preset with a
    top-level `preset:` key; the presets are the only place a default differs from the table;
 3. `key.sub=value` overrides on the command line (values are parsed as YAML: `[a, b]`,
-   `true`, `inf`, `1e-4`).
+   `true`, `1e-4`); a mapping given in parts merges key by key (`stream.options.a=1
+   stream.options.b=2` keeps both).
 
 Unknown keys and bad values are errors that name the key's path
-(`unknown config key 'train.lrr' (valid keys in 'train': steps, lr, ...)`). `tsr config
+(`unknown config key 'train.lrr' (valid keys in 'train': steps, lr, ...)`). A number that is
+not finite (`inf`, `nan`) is refused wherever it appears, except `method.tau` of TSR, where
+`inf` means uniform routing. `tsr config
 [CONFIG] [key=value ...]` prints the resolved config; every run directory keeps it as
 `config.yaml`, and its hash (the *fingerprint*) names the run. Choosing another method on the
 command line (`method.name=er`) drops the previous method's parameters, so `tsr run

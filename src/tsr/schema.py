@@ -2,8 +2,10 @@
 
 ``build(cls, data, path)`` checks every key against the dataclass fields and every value
 against the field's type, coercing only where the meaning is unambiguous (``"1e-4"`` to a
-float field, ``inf`` to a float, an int to a float). Errors name the key's full path. A
-dataclass may define ``check(self, path)`` to validate ranges after construction.
+float field, an int to a float). Errors name the key's full path. A number that is not finite
+(``nan``, ``inf``) is refused wherever it appears, except in a float field declared with
+:func:`infinite` (TSR's ``tau``, where ``inf`` means uniform routing). A dataclass may define
+``check(self, path)`` to validate ranges after construction.
 """
 
 from __future__ import annotations
@@ -17,6 +19,24 @@ from .errors import ConfigError
 
 _FLOAT_WORDS = {"inf": math.inf, "+inf": math.inf, ".inf": math.inf, "infinity": math.inf,
                 "-inf": -math.inf, "-.inf": -math.inf}
+
+
+def infinite(default: float) -> Any:
+    """A float field that also takes ``inf`` and ``-inf`` (never NaN)."""
+    return dataclasses.field(default=default, metadata={"infinite": True})
+
+
+def _finite(value: Any, path: str, allow_inf: bool = False) -> Any:
+    """``value``, or a ConfigError when it is (or holds) a number that is not finite."""
+    if isinstance(value, float) and not math.isfinite(value) and not (allow_inf and not math.isnan(value)):
+        raise ConfigError(f"config key '{path}': {value} is not a finite number")
+    if isinstance(value, dict):
+        for k, v in value.items():
+            _finite(v, _join(path, k))
+    elif isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _finite(v, f"{path}[{i}]")
+    return value
 
 
 def _join(path: str, key: object) -> str:
@@ -45,11 +65,12 @@ def _type_name(tp: Any) -> str:
     return {bool: "true/false", int: "an integer", float: "a number", str: "a string"}.get(tp, str(tp))
 
 
-def coerce(tp: Any, value: Any, path: str) -> Any:
-    """``value`` as an instance of type ``tp``, or a ConfigError naming ``path``."""
+def coerce(tp: Any, value: Any, path: str, allow_inf: bool = False) -> Any:
+    """``value`` as an instance of type ``tp``, or a ConfigError naming ``path``; ``allow_inf``:
+    a float may be infinite (a field declared with :func:`infinite`)."""
     origin = get_origin(tp)
     if tp is Any:
-        return value
+        return _finite(value, path)
     if origin is Literal:
         allowed = get_args(tp)
         if value in allowed and type(value) is type(allowed[allowed.index(value)]):
@@ -65,7 +86,7 @@ def coerce(tp: Any, value: Any, path: str) -> Any:
             if option is type(None):
                 continue
             try:
-                return coerce(option, value, path)
+                return coerce(option, value, path, allow_inf)
             except ConfigError as err:
                 errors.append(err)
         if len(errors) == 1:
@@ -101,15 +122,13 @@ def coerce(tp: Any, value: Any, path: str) -> Any:
             return int(value)
     elif tp is float:
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
+            return _finite(float(value), path, allow_inf)
         if isinstance(value, str):
             word = value.strip().lower()
             if word in _FLOAT_WORDS:
-                return _FLOAT_WORDS[word]
+                return _finite(_FLOAT_WORDS[word], path, allow_inf)
             try:
-                number = float(value)
-                if not math.isnan(number):
-                    return number
+                return _finite(float(value), path, allow_inf)
             except ValueError:
                 pass
     elif tp is str:
@@ -136,7 +155,8 @@ def build(cls: type, data: Any, path: str = "") -> Any:
         valid = ", ".join(fields) or "none"
         raise ConfigError(f"unknown config key '{_join(path, unknown[0])}' (valid keys"
                           f"{' in ' + repr(path) if path else ''}: {valid})")
-    kwargs = {name: coerce(hints[name], data[name], _join(path, name)) for name in fields if name in data}
+    kwargs = {name: coerce(hints[name], data[name], _join(path, name), bool(fields[name].metadata.get("infinite")))
+              for name in fields if name in data}
     obj = cls(**kwargs)
     check = getattr(obj, "check", None)
     if callable(check):
@@ -163,4 +183,4 @@ def require(condition: bool, path: str, message: str) -> None:
         raise ConfigError(f"config key '{path}': {message}")
 
 
-__all__ = ["build", "coerce", "to_plain", "require"]
+__all__ = ["build", "coerce", "infinite", "to_plain", "require"]

@@ -52,3 +52,19 @@ def test_batch_keys_and_device(tokenizer):
     enc = Encoder(tokenizer, max_length=32)
     b = enc.collate([enc.encode(Example("p", " q"))], keys=[("target", 0)])
     assert b.keys == (("target", 0),) and b.to("cpu").input_ids.dtype == torch.long
+
+
+def test_an_answer_the_tokenizer_cannot_read_is_refused(tmp_path):
+    """A tokenizer without its vocabulary (a model folder missing tokenizer.json) encodes every text
+    to nothing: the examples are refused at load instead of training on EOS alone (loss 0.000)."""
+    import shutil
+
+    from transformers import AutoTokenizer
+
+    from tsr.model.backbone import bundled_path
+
+    shutil.copy(bundled_path() / "tokenizer_config.json", tmp_path)
+    shutil.copy(bundled_path() / "config.json", tmp_path)
+    empty = AutoTokenizer.from_pretrained(tmp_path, local_files_only=True)
+    with pytest.raises(DataError, match=r"task 'a' \(training\): example 0's answer ' yes' encodes to no tokens"):
+        Encoder(empty, max_length=64).encode_all([Example("Is 4 even?", " yes")], "task 'a' (training)")

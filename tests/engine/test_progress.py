@@ -157,35 +157,69 @@ def test_a_kill_during_the_swap_resumes_from_the_previous_progress(make_config, 
     assert sorted(p.name for p in run.iterdir() if p.name.startswith(".")) == []
 
 
-def test_a_progress_that_does_not_fit_the_run_is_one_line_naming_the_folder(make_config, monkeypatch, capsys):
-    """A readable progress whose adapter has other shapes (crafted, or from another version): the
-    resume stops with one line naming progress/, and goes on once the folder is deleted."""
-    import shutil
+def _recorded(run, name: str, data: bytes) -> None:
+    """Write a progress tensor file and record its checksum in state.json, as a crafted (or
+    another version's) progress would be: readable and consistent, but not this run's."""
+    import hashlib
 
+    (run / "progress" / name).write_bytes(data)
+    state = json.loads((run / "progress" / "state.json").read_text())
+    state["sha256"][name] = hashlib.sha256(data).hexdigest()
+    (run / "progress" / "state.json").write_text(json.dumps(state))
+
+
+def _state(run, **fields) -> None:
+    state = json.loads((run / "progress" / "state.json").read_text())
+    (run / "progress" / "state.json").write_text(json.dumps({**state, **fields}))
+
+
+def _retyped(run, name: str, shape: tuple) -> bytes:
+    """The progress file ``name`` with its first tensor replaced by zeros of ``shape``."""
     import torch
-    from safetensors.torch import load_file, save_file
+    from safetensors.torch import load_file, save
 
-    from tsr.cli import main
+    tensors = load_file(str(run / "progress" / name))
+    first = sorted(tensors)[0]
+    return save({**tensors, first: torch.zeros(shape)})
 
+
+@pytest.mark.parametrize("edit,reason", [
+    (lambda run: _recorded(run, "adapter.safetensors", _retyped(run, "adapter.safetensors", (3, 3))),
+     "its adapter tensor base_model.model.model.layers.0.self_attn.k_proj.lora_A.default.weight is (3, 3) float32, "
+     "this run's "),
+    (lambda run: _recorded(run, "optimiser.safetensors", _retyped(run, "optimiser.safetensors", (2,))),
+     "its optimiser state 0.exp_avg is (2,) float32, the parameter's "),
+    (lambda run: _state(run, step=10 ** 9), "its step 1000000000 is not between 0 and the task's 6 steps"),
+    (lambda run: _state(run, step=0), "its step 0 is not between 0 and the task's 6 steps"),
+    (lambda run: _state(run, step=6), "its step 6 is not between 0 and the task's 6 steps"),
+], ids=["adapter-shape", "optimiser-shape", "step-1e9", "step-0", "step-steps"])
+def test_a_progress_that_does_not_fit_its_task_is_dropped_with_a_log_line(make_config, monkeypatch, edit, reason):
+    """A readable progress that does not fit the task (crafted, from another version of a method,
+    or a step the task never reaches, which once trained the task 0 steps) is dropped with a
+    `progress_dropped` line naming the folder and why; the task starts from its first step, and
+    the run ends as an uninterrupted one."""
     whole = execute(make_config("method.name=er", "train.steps=6", "name=whole")).results
     cfg, run = _interrupted(make_config, monkeypatch, "misfit")
-    adapter = run / "progress" / "adapter.safetensors"
-    tensors = load_file(str(adapter))
-    first = sorted(tensors)[0]
-    save_file({**tensors, first: torch.zeros(3, 3)}, str(adapter))
-    overrides = [f"{k}={v}" for k, v in (("model.path", cfg.model.path), ("stream.source", cfg.stream.source),
-                                         ("out_dir", cfg.out_dir))]
-    args = ["run", "paper", *overrides, "train.lr=3e-3", "stream.budget=12", "stream.replay_per_task=8",
-            "stream.test_cap=10", "stream.max_length=48", "model.threads=1", "method.name=er", "train.steps=6",
-            "log.every=2", "train.checkpoint_minutes=1e-9", "name=misfit", "--quiet"]
-    before = (run / "progress.jsonl").read_text()
-    assert main(args) == 2
-    appended = (run / "progress.jsonl").read_text()[len(before):].splitlines()
-    assert [json.loads(line)["event"] for line in appended] == ["resume"]  # no task started
-    err = capsys.readouterr().err.strip()
-    assert err.startswith(f"tsr: error: {run / 'progress'}: the saved progress of task 2 ('vowel') does not fit "
-                          "this run (")
-    assert "Traceback" not in err and len(err.splitlines()) == 1
-    shutil.rmtree(run / "progress")
+    edit(run)
     out = execute(cfg)
     assert out.results.acc == whole.acc and out.results.loss == whole.loss
+    dropped = _events(run, "progress_dropped")
+    assert len(dropped) == 1 and dropped[0]["task"] == 1, dropped
+    assert dropped[0]["reason"].startswith(f"{run / 'progress'}: does not fit this run's task ({reason}")
+    assert [e.get("resume_step") for e in _events(run, "task_start") if e["task"] == 1] == [None, None]
+    assert _events(run, "resume_within_task") == [] and not (run / "progress").exists()
+
+
+def test_a_progress_with_flipped_bytes_is_dropped_by_its_checksum(make_config, monkeypatch):
+    """Bytes flipped in a stored progress tensor (the file still parses) fail its recorded SHA-256:
+    the progress is dropped with a log line naming the file, and the task redone."""
+    whole = execute(make_config("method.name=er", "train.steps=6", "name=whole")).results
+    cfg, run = _interrupted(make_config, monkeypatch, "flipped")
+    path = run / "progress" / "adapter.safetensors"
+    data = bytearray(path.read_bytes())
+    data[-3] ^= 0xFF  # inside the last tensor's values: a valid file with another number
+    path.write_bytes(bytes(data))
+    out = execute(cfg)
+    assert out.results.acc == whole.acc and out.results.loss == whole.loss
+    dropped = _events(run, "progress_dropped")
+    assert len(dropped) == 1 and dropped[0]["reason"].startswith(f"{path}: damaged: its SHA-256 differs")

@@ -8,6 +8,7 @@ import matplotlib.pyplot as plt
 import pytest
 
 from tsr.atomic import write_figure, write_json
+from tsr.errors import TsrError
 
 
 def test_interrupted_figure_write_keeps_the_old_file_and_closes_the_figure(tmp_path, monkeypatch):
@@ -24,7 +25,7 @@ def test_interrupted_figure_write_keeps_the_old_file_and_closes_the_figure(tmp_p
         raise OSError("disk full")
 
     monkeypatch.setattr(fig2, "savefig", broken)
-    with pytest.raises(OSError):
+    with pytest.raises(TsrError, match="plot.png: cannot write \\(disk full\\)"):  # one line, naming the file
         write_figure(path, fig2)
     assert path.read_bytes() == old
     assert not plt.fignum_exists(fig2.number)

@@ -110,3 +110,64 @@ def test_model_compile_enters_the_fingerprint_only_when_on():
     assert load_config("paper", [*synth, "model.adapter_dtype=float32"]).fingerprint() == "9ec5afd10b"
     assert load_config("paper", [*synth, "model.adapter_dtype=bfloat16"]).fingerprint() != "9ec5afd10b"
     assert load_config("paper", synth[:1]).fingerprint() != "9ec5afd10b"  # the default schedule: metrics
+
+
+def test_repeated_option_overrides_merge_key_by_key():
+    """`stream.options.a=1 stream.options.b=2` keeps both (the second once replaced the whole mapping)."""
+    cfg = load_config("paper", ["stream.source=trace8", "stream.options.tasks=[FOMC]",
+                                "stream.options.missing_train=eval"])
+    assert cfg.stream.options == {"tasks": ["FOMC"], "missing_train": "eval"}
+    cfg = load_config("paper", ["stream.options={a: 1}", "stream.options.b=2", "stream.options.a=3"])
+    assert cfg.stream.options == {"a": 3, "b": 2}
+
+
+@pytest.mark.parametrize("override,key", [
+    ("train.lr=inf", "train.lr"), ("lora.alpha=inf", "lora.alpha"), ("lora.alpha=.inf", "lora.alpha"),
+    ("train.lr=.nan", "train.lr"), ("train.lr=nan", "train.lr"), ("train.teacher_cache_mb=1e400", "train.teacher_cache_mb"),
+    ("train.grad_clip=inf", "train.grad_clip"), ("method.kd_weight=.inf", "method.kd_weight"),
+    ("method.tau=.nan", "method.tau"), ("stream.options.x=.inf", "stream.options.x"),
+    ("stream.options.x=[1, .nan]", "stream.options.x[1]"),
+])
+def test_numbers_that_are_not_finite_are_refused_at_load(override, key):
+    with pytest.raises(ConfigError) as err:
+        load_config("paper", [override])
+    assert f"config key '{key}'" in str(err.value) and "is not a finite number" in str(err.value)
+
+
+def test_tau_alone_takes_infinity():
+    assert math.isinf(load_config("paper", ["method.tau=.inf"]).method.params.tau)
+    assert math.isinf(load_config("paper", ["method.tau=inf"]).method.params.tau)
+
+
+# every bundled preset's fingerprint as it was before `model.revision` existed: a run folder made
+# then keeps its name and resumes
+PRESET_FINGERPRINTS = {"default": "eea6230d6e", "gemma3-1b": "47ced7f5bc", "llama3.2-1b": "bddcea47cd",
+                       "paper": "5c29026157", "qwen2.5-0.5b": "4d8c848bcd", "qwen2.5-7b": "9f099d85f2"}
+
+
+@pytest.mark.parametrize("preset", sorted(PRESET_FINGERPRINTS))
+def test_a_revision_left_at_its_default_keeps_every_fingerprint(preset):
+    assert load_config(preset).fingerprint() == PRESET_FINGERPRINTS[preset]
+    assert load_config(preset, ["model.revision=null"]).fingerprint() == PRESET_FINGERPRINTS[preset]
+
+
+def test_a_pinned_revision_is_recorded_and_names_another_run():
+    hub = ["model.path=Qwen/Qwen2.5-0.5B"]
+    pinned = load_config("default", [*hub, "model.revision=7ae557604adf67be50417f59c2c2f167def9a775"])
+    assert pinned.to_dict()["model"]["revision"] == "7ae557604adf67be50417f59c2c2f167def9a775"  # config.yaml holds it
+    assert pinned.fingerprint() != load_config("default", hub).fingerprint()
+    with pytest.raises(ConfigError, match="config key 'model.revision': must not be empty"):
+        load_config("default", [*hub, "model.revision=' '"])
+
+
+def test_a_revision_is_passed_to_from_pretrained_for_a_hub_id_only(tmp_path):
+    from tsr.errors import ModelError
+    from tsr.model.backbone import pretrained_args, resolve_source
+
+    hub = load_config("default", ["model.path=Qwen/Qwen2.5-0.5B", "model.revision=v1"]).model
+    assert pretrained_args(hub, local=False) == {"trust_remote_code": False, "local_files_only": False,
+                                                 "revision": "v1"}
+    for path in ("bundled", str(tmp_path)):
+        local = load_config("default", [f"model.path={path}", "model.revision=v1"]).model
+        with pytest.raises(ModelError, match="config key 'model.revision': 'v1' pins a hub revision"):
+            resolve_source(local)

@@ -4,7 +4,10 @@ Each case builds one bad input in its own temporary folder (a config file, an ov
 stream file, a JSONL or TRACE / NumGLUE / PP15 / SuperNI data file, a synthetic generator
 config, a corrupted copy of a real run folder, a folder that is not a run) and runs ``tsr``
 in-process through ``tsr.cli.main``. This module holds the config and data cases,
-``test_bad_run_folders.py`` the run-folder cases, ``tests/badinputs.py`` what both share.
+``test_bad_run_folders.py`` the run-folder cases (symbolic links and damaged tensor files among
+them), ``test_bad_learners.py`` bad ``tsr learn`` and ``tsr predict`` calls and learner folders
+someone sent, ``test_disk_faults.py`` full and read-only disks (which also resume afterwards),
+``test_export.py`` bad ``tsr export`` calls, ``tests/badinputs.py`` what they share.
 Every case asserts all of:
 
 - the exit status is 2;
@@ -52,6 +55,16 @@ def overrides(*items: str, config: tuple[str, ...] = ()):
 
 def config_cmd(*items: str):
     return lambda env, tmp: ["config", *items]
+
+
+def model_without_tokenizer(env, tmp):
+    """The bundled base copied without its tokenizer files: every text would encode to nothing."""
+    import shutil
+
+    from tsr.model.backbone import bundled_path
+
+    shutil.copytree(bundled_path(), tmp / "model", ignore=shutil.ignore_patterns("tokenizer*"))
+    return run_args(env, tmp, f"model.path={tmp / 'model'}")
 
 
 def escaping_name(env, tmp):
@@ -106,6 +119,20 @@ CONFIG_CASES = [
     case("config-two-config-files", overrides(config=("paper", "extra")), "more than one config given"),
     case("config-file-name-with-brackets", config_file("seed: [1\n", name="cfg[bold].yaml"), "cfg[bold].yaml:"),
     case("config-name-escapes-out-dir", escaping_name, "config key 'name': '../../x' contains a path separator"),
+    case("model-folder-without-tokenizer", model_without_tokenizer,
+         "model: the tokenizer encodes text to nothing (no vocabulary: a model folder needs its tokenizer files"),
+    case("out-dir-is-a-file", lambda env, tmp: run_args(env, tmp, f"out_dir={write(tmp / 'out', 'a file')}"),
+         "out: exists and is not a folder; choose another out_dir"),
+    case("out-dir-under-a-file", lambda env, tmp: run_args(env, tmp, f"out_dir={write(tmp / 'out', 'x')}/runs"),
+         "out/runs: a part of this path is a file, not a folder; choose another out_dir"),
+    case("config-run-name-too-long", overrides("name=" + "r" * 240), "config key 'name': '" + "r" * 37 + "...' is 240 bytes long (at most 200"),
+    case("config-command-run-name-too-long", config_cmd("name=" + "r" * 240), "config key 'name': "),
+    case("config-command-task-name-too-long", lambda env, tmp: [
+        "config", f"stream.source={write(tmp / 's.yaml', 'tasks:' + chr(10) + ENTRY.replace('name: a', 'name: ' + 't' * 240))}"],
+         "tasks[0]: task name '" + "t" * 37 + "...' is 240 bytes long (at most 100"),
+    case("config-command-default-run-name-too-long", config_cmd("stream.source=synth-trace", "method.name=tsr",
+                                                                "seed=" + "9" * 190),
+         "the run folder's name 'synth-trace-tsr-s99999999999999999999...' is 218 bytes long"),
     case("config-command-option-of-another-benchmark", config_cmd("stream.options.tasks=[a]"),
          "unknown config key 'stream.options.tasks'"),
     case("config-command-unknown-benchmark-task", config_cmd("stream.source=trace8", "stream.options.tasks=[a]"),
@@ -229,6 +256,8 @@ DATA_CASES = [
          "a stream file takes no options"),
     case("stream-file-task-name-escapes", stream_file("tasks:\n" + ENTRY.replace("name: a", "name: ../../evil"),
                                                       OK_FILES), "tasks[0]: task name '../../evil'"),
+    case("stream-file-task-name-too-long", stream_file("tasks:\n" + ENTRY.replace("name: a", "name: " + "t" * 250),
+                                                       OK_FILES), "task name '" + "t" * 37 + "...' is 250 bytes"),
     case("stream-file-stream-name-escapes", stream_file("name: ../../evil\ntasks:\n" + ENTRY, OK_FILES),
          "stream.yaml: stream name '../../evil'"),
     # JSONL task files
@@ -266,6 +295,22 @@ DATA_CASES = [
     case("trace-root-without-task-folders", trace({"other/x.json": "[]"}), "no TRACE task folders"),
     case("trace-missing-train-json", trace({"FOMC/test.json": TRACE_OK}), "FOMC/train.json: split 'train'"),
     case("trace-missing-test-json", trace({"FOMC/train.json": TRACE_OK}), "FOMC/test.json: split 'test'"),
+    case("trace-several-missing-listed-at-once",
+         benchmark("trace8", {"FOMC/train.json": TRACE_OK, "MeetingBank/eval.json": TRACE_OK,
+                              "MeetingBank/test.json": TRACE_OK, "C-STANCE/train.json": TRACE_OK},
+                   "stream.options.tasks=[C-STANCE, FOMC, MeetingBank, Py150]", root="LLM-CL-Benchmark_500"),
+         "LLM-CL-Benchmark_500: 4 TRACE files and folders not found (C-STANCE/test.json, FOMC/test.json, "
+         "MeetingBank/train.json, Py150/); TRACE's 500-example release has no MeetingBank/train.json; set "
+         "stream.options.missing_train=eval to train MeetingBank on eval.json instead; leave the tasks out"),
+    case("trace-5000-missing-train-gets-no-500-hint",
+         benchmark("trace8", {"MeetingBank/eval.json": TRACE_OK, "MeetingBank/test.json": TRACE_OK},
+                   "stream.options.tasks=[MeetingBank]", root="LLM-CL-Benchmark_5000"),
+         "MeetingBank/train.json: split 'train' of TRACE task 'MeetingBank' not found; set "
+         "stream.options.missing_train=eval to train MeetingBank on eval.json instead; leave the tasks out"),
+    case("trace-5000-missing-train-without-substitute",
+         benchmark("trace8", {"FOMC/test.json": TRACE_OK}, "stream.options.tasks=[FOMC]", root="LLM-CL-Benchmark_5000"),
+         "FOMC/train.json: split 'train' of TRACE task 'FOMC' not found; leave the tasks out with "
+         "stream.options.tasks, or point stream.root at a complete TRACE folder"),
     case("trace-malformed-json-names-line",
          trace({"FOMC/train.json": '[\n{"prompt": "p", "answer": "A"},\n{oops}\n]', "FOMC/test.json": TRACE_OK}),
          "FOMC/train.json:3:2: malformed JSON"),

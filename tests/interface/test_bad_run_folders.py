@@ -34,6 +34,43 @@ def put(rel: str, content: str | bytes):
     return lambda folder: write(folder / rel, content)
 
 
+def put_listed(rel: str, content: bytes):
+    """Write a tensor file and record its checksum where the folder lists it (the checkpoint's
+    state.json, the record's record.json): a crafted file that passes the checksum, so that the
+    reader's own checks are what refuses it."""
+    def edit(folder):
+        import hashlib
+
+        write(folder / rel, content)
+        manifest = folder / rel.rsplit("/", 1)[0] / ("state.json" if rel.startswith("checkpoint/") else "record.json")
+        data = json.loads(manifest.read_text(encoding="utf-8"))
+        data["sha256"][rel.rsplit("/", 1)[1]] = hashlib.sha256(content).hexdigest()
+        manifest.write_text(json.dumps(data), encoding="utf-8")
+    return edit
+
+
+def flip(rel: str):
+    """Flip the bits of one byte near a file's end (inside a tensor's values: the file still parses)."""
+    def edit(folder):
+        data = bytearray((folder / rel).read_bytes())
+        data[-3] ^= 0xFF
+        (folder / rel).write_bytes(bytes(data))
+    return edit
+
+
+def linked(rel: str):
+    """Move ``rel`` (a file or folder of the run, or the run folder itself: "") out of the run folder
+    and leave a symbolic link to it in its place: a folder someone sent, whose resume would write
+    outside it."""
+    def edit(folder):
+        path = folder / rel if rel else folder
+        outside = folder.parent.parent / "outside" / (rel.replace("/", "_") or folder.name)
+        outside.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(path), str(outside))
+        path.symlink_to(outside, target_is_directory=outside.is_dir())
+    return edit
+
+
 def truncate(rel: str):
     """Keep the first half of a file."""
     def edit(folder):
@@ -113,33 +150,45 @@ RUN_CASES = [
     case("resume-checkpoint-adapter-missing", corrupt("interrupted", remove("checkpoint/adapter.safetensors")),
          f"checkpoint/adapter.safetensors: {CORRUPT_CHECKPOINT} (No such file or directory)"),
     case("resume-checkpoint-adapter-huge-header-length",
-         corrupt("interrupted", put("checkpoint/adapter.safetensors", HUGE_HEADER)),
-         f"checkpoint/adapter.safetensors: {CORRUPT_CHECKPOINT} (Error while deserializing header: header too large)"),
+         corrupt("interrupted", put_listed("checkpoint/adapter.safetensors", HUGE_HEADER)),
+         f"checkpoint/adapter.safetensors: {CORRUPT_CHECKPOINT} (Error while deserializing: header too large)"),
     case("resume-checkpoint-adapter-garbage-header",
-         corrupt("interrupted", put("checkpoint/adapter.safetensors", GARBAGE_HEADER)),
-         f"checkpoint/adapter.safetensors: {CORRUPT_CHECKPOINT} (Error while deserializing header: invalid JSON"),
+         corrupt("interrupted", put_listed("checkpoint/adapter.safetensors", GARBAGE_HEADER)),
+         f"checkpoint/adapter.safetensors: {CORRUPT_CHECKPOINT} (Error while deserializing: invalid JSON in header"),
     case("resume-checkpoint-adapter-offsets-out-of-range",
-         corrupt("interrupted", put("checkpoint/adapter.safetensors", OUT_OF_RANGE)),
+         corrupt("interrupted", put_listed("checkpoint/adapter.safetensors", OUT_OF_RANGE)),
          "checkpoint/adapter.safetensors: " + CORRUPT_CHECKPOINT),
     case("resume-checkpoint-adapter-wrong-tensor-names",
-         corrupt("interrupted", put("checkpoint/adapter.safetensors", WRONG_NAMES)),
+         corrupt("interrupted", put_listed("checkpoint/adapter.safetensors", WRONG_NAMES)),
          "checkpoint/adapter.safetensors: does not fit this run's model and method"),
+    case("resume-checkpoint-adapter-flipped-bytes", corrupt("interrupted", flip("checkpoint/adapter.safetensors")),
+         f"checkpoint/adapter.safetensors: {CORRUPT_CHECKPOINT} (damaged: its SHA-256 differs from the one recorded"),
+    case("resume-checkpoint-method-state-flipped-bytes", corrupt("interrupted", flip("checkpoint/method.safetensors")),
+         f"checkpoint/method.safetensors: {CORRUPT_CHECKPOINT} (damaged: its SHA-256 differs"),
+    case("resume-checkpoint-checksums-malformed", corrupt("interrupted", edit_json(
+        "checkpoint/state.json", lambda d: _set(d, sha256=["x"]))),
+         f"checkpoint/state.json: {CORRUPT_CHECKPOINT} ('sha256' must map file names to hex digests)"),
+    case("resume-memory-snapshot-flipped-bytes", corrupt("interrupted", flip("memory/00-parity/snapshot.safetensors")),
+         f"00-parity/snapshot.safetensors: {CORRUPT_RECORD} (damaged: its SHA-256 differs"),
+    case("resume-memory-signature-listed-but-missing",
+         corrupt("interrupted", remove("memory/00-parity/signature.safetensors")),
+         f"00-parity/signature.safetensors: {CORRUPT_RECORD} (No such file or directory)"),
     case("resume-checkpoint-method-state-truncated", corrupt("interrupted", truncate("checkpoint/method.safetensors")),
          "checkpoint/method.safetensors: " + CORRUPT_CHECKPOINT),
     case("resume-checkpoint-rng-garbage-header",
-         corrupt("interrupted", put("checkpoint/rng.safetensors", GARBAGE_HEADER)),
+         corrupt("interrupted", put_listed("checkpoint/rng.safetensors", GARBAGE_HEADER)),
          "checkpoint/rng.safetensors: " + CORRUPT_CHECKPOINT),
     case("resume-memory-record-missing", corrupt("interrupted", remove("memory/00-parity")),
          "memory/00-parity: task-memory record missing"),
     case("resume-memory-snapshot-truncated", corrupt("interrupted", truncate("memory/00-parity/snapshot.safetensors")),
          "00-parity/snapshot.safetensors: " + CORRUPT_RECORD),
     case("resume-memory-snapshot-huge-header-length",
-         corrupt("interrupted", put("memory/00-parity/snapshot.safetensors", HUGE_HEADER)),
+         corrupt("interrupted", put_listed("memory/00-parity/snapshot.safetensors", HUGE_HEADER)),
          "00-parity/snapshot.safetensors: " + CORRUPT_RECORD),
     case("resume-memory-snapshot-missing", corrupt("interrupted", remove("memory/00-parity/snapshot.safetensors")),
          f"00-parity/snapshot.safetensors: {CORRUPT_RECORD} (No such file or directory)"),
     case("resume-memory-signature-garbage-header",
-         corrupt("interrupted", put("memory/00-parity/signature.safetensors", GARBAGE_HEADER)),
+         corrupt("interrupted", put_listed("memory/00-parity/signature.safetensors", GARBAGE_HEADER)),
          "00-parity/signature.safetensors: " + CORRUPT_RECORD),
     case("resume-memory-record-json-malformed", corrupt("interrupted", truncate("memory/00-parity/record.json")),
          "00-parity/record.json: " + CORRUPT_RECORD),
@@ -151,6 +200,20 @@ RUN_CASES = [
     case("resume-memory-replay-wrong-fields", corrupt("interrupted", put("memory/00-parity/replay.jsonl",
                                                                          '{"q": "a"}\n')),
          "00-parity/replay.jsonl: " + CORRUPT_RECORD),
+    # symbolic links inside a run folder (or the folder itself a link): nothing is written through them
+    case("resume-progress-jsonl-a-symlink", corrupt("interrupted", linked("progress.jsonl")),
+         "interrupted/progress.jsonl: is a symbolic link inside the run folder; tsr writes it only through plain "
+         "files and folders"),
+    case("resume-memory-folder-a-symlink", corrupt("interrupted", linked("memory")),
+         "interrupted/memory: is a symbolic link inside the run folder"),
+    case("resume-memory-record-a-symlink", corrupt("interrupted", linked("memory/00-parity")),
+         "interrupted/memory/00-parity: is a symbolic link inside the run folder"),
+    case("resume-checkpoint-a-symlink", corrupt("interrupted", linked("checkpoint")),
+         "interrupted/checkpoint: is a symbolic link inside the run folder"),
+    case("resume-results-json-a-symlink", corrupt("interrupted", linked("results.json")),
+         "interrupted/results.json: is a symbolic link inside the run folder"),
+    case("resume-run-folder-a-symlink", corrupt("interrupted", linked("")),
+         "runs/interrupted: is a symbolic link; tsr writes a run folder only through plain folders"),
     # the finished run: the same command reports it, `tsr show` and `tsr table` read it
     case("rerun-finished-results-json-truncated", corrupt("finished", truncate("results.json")), CORRUPT_RESULTS),
     case("rerun-finished-run-json-malformed", corrupt("finished", put("run.json", "{")),

@@ -268,6 +268,34 @@ def not_a_run(make):
     return build
 
 
+def reconfigured(**model):
+    """Set ``model.*`` keys in the run's config.yaml and record the new config's fingerprint in
+    run.json: a consistent folder (as someone could send) whose config says something else."""
+    def edit(folder):
+        import yaml
+
+        data = read_yaml(folder / "config.yaml")
+        data["model"].update(model)
+        (folder / "config.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+        meta = json.loads((folder / "run.json").read_text())
+        (folder / "run.json").write_text(json.dumps({**meta, "fingerprint": from_plain(data).fingerprint()}))
+    return edit
+
+
+def edited(folder):
+    """config.yaml edited after the run (another rank), run.json left as it was."""
+    text = (folder / "config.yaml").read_text()
+    (folder / "config.yaml").write_text(text.replace("  r: 16\n", "  r: 8\n", 1))
+
+
+def flip(rel: str):
+    def edit(folder):
+        data = bytearray((folder / rel).read_bytes())
+        data[-3] ^= 0xFF  # inside a tensor's values: the file still parses
+        (folder / rel).write_bytes(bytes(data))
+    return edit
+
+
 SEQFT = ("seqft", "method.name=seqft")
 GAIN = ("gainlora", "method.name=gainlora")
 CASES = [
@@ -288,11 +316,22 @@ CASES = [
                  "out: exists and is not a folder", id="out-is-a-file"),
     pytest.param(copied(*SEQFT, args=("--task", "1"),
                         edit=lambda f: write(f / "memory/00-parity/snapshot.safetensors", b"\x00" * 10)),
-                 "snapshot.safetensors: corrupt or missing adapter file", id="snapshot-corrupt"),
+                 "snapshot.safetensors: corrupt, damaged or missing adapter file", id="snapshot-corrupt"),
     pytest.param(copied(*SEQFT, edit=lambda f: (f / "config.yaml").unlink()), "config.yaml: missing",
                  id="config-missing"),
-    pytest.param(copied(*SEQFT, edit=lambda f: write(f / "config.yaml", "model: {path: /no/such/base}\n")),
+    pytest.param(copied(*SEQFT, edit=reconfigured(path="/no/such/base")),
                  "config.yaml: the run's base model is not available here", id="base-model-gone"),
+    pytest.param(copied(*SEQFT, edit=edited), "config.yaml: is not the config this run was made with (its "
+                 "fingerprint is", id="config-edited-after-the-run"),
+    pytest.param(copied(*SEQFT, edit=reconfigured(trust_remote_code=True)),
+                 "config.yaml: the run's model runs its own code (model.trust_remote_code: true); pass "
+                 "--trust-remote-code if you trust the code of", id="config-asks-for-remote-code"),
+    pytest.param(copied(*SEQFT, edit=flip("checkpoint/adapter.safetensors")),
+                 "checkpoint/adapter.safetensors: corrupt or damaged adapter checkpoint (damaged: its SHA-256 differs",
+                 id="final-adapter-flipped-bytes"),
+    pytest.param(copied(*SEQFT, args=("--task", "2", "--merge"), edit=flip("memory/01-vowel/snapshot.safetensors")),
+                 "01-vowel/snapshot.safetensors: corrupt, damaged or missing adapter file (damaged: its SHA-256",
+                 id="snapshot-flipped-bytes"),
     pytest.param(copied(*GAIN), "(gainlora, final adapter): GainLoRA's gates weight each task's LoRA pair",
                  id="gainlora-final"),
     pytest.param(copied(*GAIN, args=("--task", "1", "--merge")), "can be neither written as a PEFT LoRA adapter nor "
@@ -306,3 +345,17 @@ CASES = [
 @pytest.mark.parametrize("build,fragment", CASES)
 def test_bad_export_input_is_refused_with_one_line(runs, tmp_path, capsys, build, fragment):
     refuse(capsys, tmp_path, build(runs, tmp_path), fragment)
+
+
+def test_a_run_that_asks_for_remote_code_exports_with_the_callers_flag(runs, tmp_path):
+    """The saved config alone never turns remote code on; the caller's --trust-remote-code (the
+    API's trust_remote_code) does, and the export is then the same adapter."""
+    from tsr import export
+
+    folder = tmp_path / "run"
+    shutil.copytree(runs.get(*SEQFT), folder)
+    plain = export(folder, tmp_path / "plain")
+    reconfigured(trust_remote_code=True)(folder)
+    assert main(["export", str(folder), "--out", str(tmp_path / "trusted"), "--trust-remote-code"]) == 0
+    a = (tmp_path / "trusted" / "adapter_model.safetensors").read_bytes()
+    assert a == (plain.out / "adapter_model.safetensors").read_bytes()

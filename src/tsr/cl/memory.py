@@ -15,9 +15,8 @@ from typing import Any, Iterator
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file
 
-from ..atomic import replace_dir, temp_dir, write_json, write_jsonl, write_tensors
+from ..atomic import listed_checksums, read_tensors, replace_dir, temp_dir, write_json, write_jsonl, write_tensors
 from ..data.example import Example
 from ..errors import RunError, reason
 from ..model.adapter import State
@@ -69,13 +68,13 @@ def save_record(root: Path, record: TaskRecord) -> Path:
     final = record_dir(root, record.index, record.name)
     tmp = temp_dir(final)
     try:
+        write_jsonl(tmp / "replay.jsonl", [e.record() for e in record.replay])
+        sha256 = {"snapshot.safetensors": write_tensors(tmp / "snapshot.safetensors", record.snapshot)}
+        if record.signature is not None:
+            sha256["signature.safetensors"] = write_tensors(tmp / "signature.safetensors", pack(record.signature))
         write_json(tmp / "record.json", {"index": record.index, "name": record.name, "kind": record.kind,
                                          "replay_examples": len(record.replay),
-                                         "has_signature": record.signature is not None})
-        write_jsonl(tmp / "replay.jsonl", [e.record() for e in record.replay])
-        write_tensors(tmp / "snapshot.safetensors", record.snapshot)
-        if record.signature is not None:
-            write_tensors(tmp / "signature.safetensors", pack(record.signature))
+                                         "has_signature": record.signature is not None, "sha256": sha256})
         replace_dir(tmp, final)
     finally:
         if tmp.exists():
@@ -84,20 +83,31 @@ def save_record(root: Path, record: TaskRecord) -> Path:
 
 
 def load_record(folder: Path, device: torch.device | str = "cpu") -> TaskRecord:
+    """The record in ``folder``, its tensor files checked against the checksums ``record.json``
+    lists; what is missing, damaged or malformed is one :class:`RunError` line naming the file."""
     current = folder / "record.json"  # the file being read, for the error
     try:
         meta = json.loads(current.read_text(encoding="utf-8"))
-        index, name, kind = int(meta["index"]), str(meta["name"]), str(meta["kind"])
+        index, name, kind, sha256 = int(meta["index"]), str(meta["name"]), str(meta["kind"]), listed_checksums(meta)
         current = folder / "replay.jsonl"
         replay = tuple(Example(**json.loads(line)) for line in
                        current.read_text(encoding="utf-8").splitlines() if line.strip())
         current = folder / "snapshot.safetensors"
-        snapshot = {k: v.to(device).clone() for k, v in load_file(str(current)).items()}
+        snapshot = {k: v.to(device) for k, v in read_tensors(current, sha256.get(current.name)).items()}
         current = folder / "signature.safetensors"
-        signature = unpack({k: v.clone() for k, v in load_file(str(current)).items()}) if current.is_file() else None
-    except (OSError, ValueError, KeyError, TypeError, SafetensorError) as err:
+        signature = unpack(read_tensors(current, sha256.get(current.name))) if current.is_file() else None
+        if signature is None and current.name in sha256:
+            raise FileNotFoundError("its record lists it")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, SafetensorError) as err:
         raise RunError(f"{current}: corrupt task-memory record ({reason(err)})") from None
     return TaskRecord(index, name, kind, signature, replay, snapshot)
+
+
+def load_snapshot(folder: Path) -> State:
+    """The snapshot of the record in ``folder`` alone, checked against the checksum its
+    ``record.json`` lists; raises ``OSError``, ``ValueError`` (damaged) or ``SafetensorError``."""
+    meta = json.loads((folder / "record.json").read_text(encoding="utf-8"))
+    return read_tensors(folder / "snapshot.safetensors", listed_checksums(meta).get("snapshot.safetensors"))
 
 
 def load_memory(root: Path, names: list[str], device: torch.device | str = "cpu") -> TaskMemory:

@@ -103,6 +103,9 @@ class Encoder:
         out = []
         for i, ex in enumerate(examples):
             enc = self.encode(ex)
+            if len(enc.answer_ids) == 1 and ex.answer.strip():
+                raise DataError(f"{where}: example {i}'s answer {ex.answer[:40]!r} encodes to no tokens; the "
+                                "tokenizer cannot read it (are the model folder's tokenizer files missing?)")
             if len(enc.answer_ids) > self.max_length:
                 raise DataError(f"{where}: example {i} has an answer of {len(enc.answer_ids)} tokens "
                                 f"(with EOS), more than max_length={self.max_length}; raise "

@@ -19,16 +19,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from safetensors import SafetensorError
-from safetensors.torch import load_file
 
 from ..atomic import settle, temp_dir
-from ..cl.memory import record_dir
+from ..cl.memory import load_snapshot, record_dir
+from ..config import from_plain
 from ..data.records import read_yaml
 from ..errors import RunError, TsrError, reason
 from ..model import export as peft_export
-from ..model.backbone import resolve_source
+from ..model.backbone import pretrained_args, resolve_source
 from ..model.settings import LoraConfig, ModelConfig
-from ..schema import build
+from .run import portable_fingerprint
 from .rundir import RunDir
 
 
@@ -76,17 +76,27 @@ def completed_tasks(run: RunDir) -> int:
     return 0
 
 
-def run_settings(run: RunDir) -> tuple[ModelConfig, LoraConfig]:
-    """The run's ``model`` and ``lora`` config sections, from its ``config.yaml``."""
+def run_settings(run: RunDir, trust_remote_code: bool = False) -> tuple[ModelConfig, LoraConfig]:
+    """The run's ``model`` and ``lora`` config sections, from its ``config.yaml``, which must be
+    the config its fingerprint (``run.json``) names. A config that runs the model's own code
+    (``model.trust_remote_code``) needs the caller's ``trust_remote_code``."""
     path = run.path / "config.yaml"
     data = read_yaml(path, RunError) if path.is_file() else None
     if not isinstance(data, dict):
         raise RunError(f"{path}: {'missing' if data is None else 'not a run config'} (the run's config is needed "
                        "to know its base model and LoRA settings)")
     try:
-        return build(ModelConfig, data.get("model"), "model"), build(LoraConfig, data.get("lora"), "lora")
+        cfg = from_plain(data)
     except TsrError as err:
         raise RunError(f"{path}: {err}") from None
+    recorded = run.meta().get("fingerprint")
+    if recorded not in (cfg.fingerprint(), portable_fingerprint(cfg)):
+        raise RunError(f"{path}: is not the config this run was made with (its fingerprint is {cfg.fingerprint()}, "
+                       f"run.json records {recorded}); restore it, or export from the run's own folder")
+    if cfg.model.trust_remote_code and not trust_remote_code:
+        raise RunError(f"{path}: the run's model runs its own code (model.trust_remote_code: true); pass "
+                       f"--trust-remote-code if you trust the code of {cfg.model.path}")
+    return cfg.model, cfg.lora
 
 
 def check_out(out: Path) -> None:
@@ -96,10 +106,13 @@ def check_out(out: Path) -> None:
         raise TsrError(f"{out}: exists and is not empty; choose another --out")
 
 
-def export_run(run_dir: Path, out: Path, task: str | None = None, merge: bool = False) -> Exported:
+def export_run(run_dir: Path, out: Path, task: str | None = None, merge: bool = False,
+               trust_remote_code: bool = False) -> Exported:
     """Write the run's final adapter, or the snapshot of ``task`` (a name or a position from
     1), to ``out`` as a PEFT LoRA adapter folder, or with ``merge`` as a full model folder
-    (the base with the adapter merged in, and its tokenizer). ``out`` must not exist or be empty."""
+    (the base with the adapter merged in, and its tokenizer). ``out`` must not exist or be empty.
+    The run's config must match its fingerprint and the adapter the checksum its checkpoint or
+    task record lists; ``trust_remote_code``: the run's model may run its own code."""
     run_dir, out = Path(run_dir), Path(out)
     check_out(out)
     run = RunDir(run_dir)
@@ -110,20 +123,25 @@ def export_run(run_dir: Path, out: Path, task: str | None = None, merge: bool = 
     tasks, method = meta.get("tasks"), meta.get("method", "?")
     if not isinstance(tasks, list) or not tasks or not all(isinstance(t, str) for t in tasks):
         raise RunError(f"{run_dir / 'run.json'}: corrupt run metadata (no list of task names)")
-    model_cfg, lora_cfg = run_settings(run)
+    model_cfg, lora_cfg = run_settings(run, trust_remote_code)
     source, what, label = which_adapter(run, tasks, f"{run_dir} ({method}", task)
-    try:
-        state = load_file(str(source))
-    except (OSError, ValueError, SafetensorError) as err:
-        raise RunError(f"{source}: corrupt or missing adapter file ({reason(err)})") from None
+    if source.name == "adapter.safetensors":
+        source, state = run.final_adapter()
+    else:
+        try:
+            state = load_snapshot(source.parent)
+        except (OSError, ValueError, TypeError, AttributeError, SafetensorError) as err:
+            raise RunError(f"{source}: corrupt, damaged or missing adapter file ({reason(err)})") from None
     lora = peft_export.as_lora(state, lora_cfg.r, lora_cfg.alpha, label)
     base, local = resolve_base(model_cfg, run.path / "config.yaml")
+    args = pretrained_args(model_cfg, local)
     if merge:
-        model, tokenizer = peft_export.load_base(base, local, model_cfg.trust_remote_code)
+        model, tokenizer = peft_export.load_base(base, args)
     else:
-        model = peft_export.meta_model(base, local, model_cfg.trust_remote_code)
+        model = peft_export.meta_model(base, args)
     targets = peft_export.target_modules(lora, model, label)
-    config = peft_export.peft_config(lora, targets, base, lora_cfg.dropout, peft_export.transposed(lora, model))
+    config = peft_export.peft_config(lora, targets, base, lora_cfg.dropout, peft_export.transposed(lora, model),
+                                     None if local else model_cfg.revision)
     if merge:
         model = peft_export.merge(model, lora, config, label)
 

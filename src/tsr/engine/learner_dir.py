@@ -23,15 +23,15 @@ already learnt, a config that differs from the learner's leave it as it was.
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Sequence
 
 import yaml
-from safetensors.torch import load_file
 
-from ..atomic import temp_dir, write_jsonl, write_text
+from ..atomic import remove_leftovers, replace_dir, temp_dir, write_jsonl, write_text, writing
 from ..config import RunConfig, dump_yaml, load_config
 from ..data.example import TaskKind
 from ..data.jsonl import examples_from_jsonl, prompts_from_jsonl
@@ -41,7 +41,9 @@ from ..errors import ConfigError, RunError
 from ..model.generate import greedy_batch
 from ..model.learner import build_learner
 from ..data.streams import load_stream
-from .run import Outcome, check_stream, draw_data, execute
+from .lock import claim, make_folder
+from .run import Outcome, check_stream, draw_data, execute, portable_fingerprint
+from .rundir import RunDir, refuse_links
 
 CONFIG, STREAM, TASKS, RUN = "learner.yaml", "stream.yaml", "tasks", "run"
 # a classification task's answers are labels: few distinct values, each used more than once
@@ -57,7 +59,11 @@ def _learnt(folder: Path) -> list[dict]:
     path = folder / STREAM
     if not path.is_file():
         return []
-    return list((read_yaml(path, RunError) or {}).get("tasks") or [])
+    data = read_yaml(path, RunError) or {}
+    tasks = data.get("tasks") if isinstance(data, dict) else None
+    if not isinstance(tasks, list) or not all(isinstance(e, dict) and isinstance(e.get("name"), str) for e in tasks):
+        raise RunError(f"{path}: not a learner's stream file (no list of tasks with names)")
+    return tasks
 
 
 def infer_kind(answers: Sequence[str]) -> TaskKind:
@@ -68,35 +74,46 @@ def infer_kind(answers: Sequence[str]) -> TaskKind:
     return TaskKind.CLASSIFICATION if labels else TaskKind.GENERATION
 
 
-def _config(folder: Path, overrides: Sequence[str]) -> RunConfig:
+def _config(folder: Path, overrides: Sequence[str], trust_remote_code: bool = False) -> RunConfig:
     """The learner's config: made from ``overrides`` on the first call, read back afterwards;
-    a later call may repeat the overrides but not change them."""
+    a later call may repeat the overrides but not change them. A config that runs the model's
+    own code (``model.trust_remote_code``) needs the caller's ``trust_remote_code``."""
     saved = folder / CONFIG
     fixed = ["out_dir=" + str(folder), "name=" + RUN, "stream.source=" + str(folder / STREAM)]
     if not saved.is_file():
-        return load_config(None, [*overrides, *fixed])
-    cfg = load_config(str(saved), fixed)
-    if overrides:
-        wanted = load_config(str(saved), [*overrides, *fixed])
-        if wanted != cfg:
+        cfg = load_config(None, [*overrides, *fixed])
+    else:
+        if not isinstance(read_yaml(saved, ConfigError), dict):
+            raise ConfigError(f"{saved}: empty or not a mapping of config keys; this learner's config is lost "
+                              "(restore the file, or use a new folder)")
+        cfg = load_config(str(saved), fixed)
+        if overrides and load_config(str(saved), [*overrides, *fixed]) != cfg:
             raise ConfigError(f"{saved}: this learner was made with another config; its model, method and "
                               "settings are fixed at creation (run `tsr learn` without key=value overrides, "
                               "or use a new folder)")
+    if cfg.model.trust_remote_code and not trust_remote_code:
+        where = saved if saved.is_file() else "model.trust_remote_code=true"
+        raise ConfigError(f"{where}: this learner's model runs its own code (model.trust_remote_code: true); pass "
+                          f"--trust-remote-code if you trust the code of {cfg.model.path}")
     return cfg
 
 
 def learn(folder: Path, train: Path, test: Path | None = None, name: str | None = None,
-          kind: str | None = None, overrides: Sequence[str] = (), report=None) -> Outcome:
+          kind: str | None = None, overrides: Sequence[str] = (), report=None,
+          trust_remote_code: bool = False) -> Outcome:
     """Learn one more task in the learner ``folder`` (created on first use) from ``train``: a
     JSONL file (scored on ``test``; default: ``train`` itself), a folder with ``train.jsonl``
     and ``test.jsonl``, or ``BENCHMARK:TASK`` (a task of a bundled benchmark, e.g.
-    ``synth-trace:stance``). Returns the run's outcome."""
+    ``synth-trace:stance``). Returns the run's outcome. ``trust_remote_code``: the learner's
+    config may run the model's own code. The folder is locked (:mod:`tsr.engine.lock`) before it
+    is read or written: a second call on it while one runs is refused and changes nothing."""
     with tempfile.TemporaryDirectory(prefix="tsr-task-") as scratch:
         task = _benchmark_task(str(train), Path(scratch)) if not Path(train).exists() else None
         if task is not None:  # BENCHMARK:TASK, e.g. synth-trace:stance
             train, test = task[0], task[1]
             name, kind = name or task[2], kind or task[3]
-        return _learn(Path(folder), Path(train), test, name, kind, overrides, report)
+        call = Call(Path(folder), Path(train), test, name, kind, tuple(overrides), trust_remote_code)
+        return _learn(call, report)
 
 
 def _benchmark_task(spec: str, scratch: Path) -> tuple[Path, Path, str, str] | None:
@@ -116,19 +133,49 @@ def _benchmark_task(spec: str, scratch: Path) -> tuple[Path, Path, str, str] | N
     return files[0], files[1], task.name, task.kind.value
 
 
-def _learn(folder: Path, train: Path, test: Path | None, name: str | None, kind: str | None,
-           overrides: Sequence[str], report) -> Outcome:
-    if train.is_dir():  # a task folder: train.jsonl and test.jsonl
-        train, test = train / "train.jsonl", test or train / "test.jsonl"
-    test = Path(test) if test is not None else train
-    name = name or (train.parent.name if train.name == "train.jsonl" else train.stem)
-    if unsafe_reason(name):
-        raise ConfigError(f"--name: {unsafe_reason(name)}")
+@dataclasses.dataclass
+class Call:
+    """One ``tsr learn`` call: the learner, the task's data, name and kind, the overrides."""
+
+    folder: Path
+    train: Path
+    test: Path | None
+    name: str | None
+    kind: str | None
+    overrides: tuple[str, ...]
+    trust: bool
+
+    def __post_init__(self) -> None:
+        if self.train.is_dir():  # a task folder: train.jsonl and test.jsonl
+            self.train, self.test = self.train / "train.jsonl", self.test or self.train / "test.jsonl"
+        self.test = Path(self.test) if self.test is not None else self.train
+        self.name = self.name or (self.train.parent.name if self.train.name == "train.jsonl" else self.train.stem)
+
+
+def _learn(call: Call, report) -> Outcome:
+    folder = call.folder
+    if unsafe_reason(call.name):
+        raise ConfigError(f"--name: {unsafe_reason(call.name)}")
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"{folder}: not a folder")
+    if not folder.is_dir():
+        _plan(call)  # a new learner: everything is checked before its folder is made
+    with claim(folder, f"learner {folder}", lambda: make_folder(folder, "learner folder")):
+        refuse_links(folder, "learner folder")
+        cfg, entries, entry = _plan(call)  # read again: the folder is this call's now
+        if entry is not None:
+            _add_task(call, cfg, entries, entry)
+        return execute(cfg, report, grow=True, parent_held=True)
+
+
+def _plan(call: Call) -> tuple[RunConfig, list[dict], dict | None]:
+    """The learner's config, the tasks it has learnt, and the new task's stream entry (None: the
+    task is being learnt already, a call killed before it finished): every check a run of the
+    grown stream makes, before the folder changes."""
+    folder, name = call.folder, call.name
     if folder.is_dir() and any(folder.iterdir()) and not (folder / CONFIG).is_file():
         raise ConfigError(f"{folder}: not a tsr learner (no {CONFIG}); use an empty or new folder")
-    cfg = _config(folder, overrides)
+    cfg = _config(folder, call.overrides, call.trust)
     entries = _learnt(folder)
     done = RunDirState(folder).completed()
     names = [e["name"] for e in entries]
@@ -138,26 +185,38 @@ def _learn(folder: Path, train: Path, test: Path | None, name: str | None, kind:
     if names[done:] and names[done:] != [name]:
         raise RunError(f"{folder}: task {names[done]!r} was being learnt when the last call stopped; "
                        f"learn it again (`tsr learn {folder} ... --name {names[done]}`) to finish it first")
-    train_examples, _ = examples_from_jsonl(train)
-    examples_from_jsonl(test)  # every record of both files is checked before anything is written
-    task_kind = TaskKind(kind) if kind else infer_kind([e.answer for e in train_examples])
-    if name not in names:
-        entry = {"name": name, "kind": task_kind.value, "format": "jsonl"}
-        _check(cfg, folder, entries + [{**entry, "train": str(train.resolve()), "test": str(test.resolve())}])
-        # a new task: its data, then the longer stream file, each written whole
-        data = folder / TASKS / f"{len(entries) + 1:02d}-{name}"
-        folder.mkdir(parents=True, exist_ok=True)
-        if not (folder / CONFIG).is_file():
-            write_text(folder / CONFIG, dump_yaml(cfg))
-        (folder / TASKS).mkdir(exist_ok=True)
-        tmp = temp_dir(data)
-        shutil.copyfile(train, tmp / "train.jsonl")
-        shutil.copyfile(test, tmp / "test.jsonl")
-        tmp.rename(data)
-        rel = data.relative_to(folder).as_posix()
-        entries.append({**entry, "train": f"{rel}/train.jsonl", "test": f"{rel}/test.jsonl"})
-        write_text(folder / STREAM, _yaml({"name": "learner", "tasks": entries}))
-    return execute(cfg, report, grow=True)
+    train_examples, _ = examples_from_jsonl(call.train)
+    examples_from_jsonl(call.test)  # every record of both files is checked before anything is written
+    if name in names:
+        return cfg, entries, None
+    task_kind = TaskKind(call.kind) if call.kind else infer_kind([e.answer for e in train_examples])
+    entry = {"name": name, "kind": task_kind.value, "format": "jsonl"}
+    _check(cfg, folder, entries + [{**entry, "train": str(call.train.resolve()), "test": str(call.test.resolve())}])
+    return cfg, entries, entry
+
+
+def _add_task(call: Call, cfg: RunConfig, entries: list[dict], entry: dict) -> None:
+    """A new task: the learner's config (first call), the task's data, then the longer stream
+    file, each written whole. What a killed call left (a data folder the stream file does not
+    list, temporary files) is replaced."""
+    folder = call.folder
+    for where in (folder, folder / TASKS):
+        remove_leftovers(where)
+    if not (folder / CONFIG).is_file():
+        write_text(folder / CONFIG, dump_yaml(cfg))
+    data = folder / TASKS / f"{len(entries) + 1:02d}-{call.name}"
+    tmp = temp_dir(data)
+    try:
+        with writing(tmp):
+            shutil.copyfile(call.train, tmp / "train.jsonl")
+            shutil.copyfile(call.test, tmp / "test.jsonl")
+        replace_dir(tmp, data)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
+    rel = data.relative_to(folder).as_posix()
+    entries = [*entries, {**entry, "train": f"{rel}/train.jsonl", "test": f"{rel}/test.jsonl"}]
+    write_text(folder / STREAM, _yaml({"name": "learner", "tasks": entries}))
 
 
 def _check(cfg: RunConfig, folder: Path, entries: list[dict]) -> None:
@@ -172,20 +231,32 @@ def _check(cfg: RunConfig, folder: Path, entries: list[dict]) -> None:
         draw_data(trial, check_stream(trial))
 
 
-def predict(folder: Path, inputs: Path, out: Path, batch_size: int = 16, max_new_tokens: int = 128) -> int:
+def predict(folder: Path, inputs: Path, out: Path, batch_size: int = 16, max_new_tokens: int = 128,
+            trust_remote_code: bool = False) -> int:
     """Greedy answers of the learner's current adapter to the prompts of ``inputs`` (JSONL,
     :func:`tsr.data.jsonl.prompts_from_jsonl`), written to ``out`` as JSONL (``prompt``,
-    ``prediction``, and ``answer`` where the input had one); returns how many."""
+    ``prediction``, and ``answer`` where the input had one); returns how many. The learner's
+    config must be the one its run was made with (its fingerprint), and its adapter the bytes
+    its checkpoint recorded; ``trust_remote_code``: the config may run the model's own code."""
     folder = Path(folder)
+    for flag, value in (("--batch-size", batch_size), ("--max-new-tokens", max_new_tokens)):
+        if value < 1:
+            raise ConfigError(f"{flag}: must be >= 1 (got {value})")
     if not (folder / CONFIG).is_file():
         raise ConfigError(f"{folder}: not a tsr learner (no {CONFIG})")
-    adapter = folder / RUN / "checkpoint" / "adapter.safetensors"
-    if not adapter.is_file():
-        raise RunError(f"{folder}: has not finished learning a task yet (no {adapter.relative_to(folder)})")
+    check_output_file(Path(out), "--out")
+    cfg = _config(folder, (), trust_remote_code)
+    run = RunDir(folder / RUN)
+    if not run.exists():
+        raise RunError(f"{folder}: has not finished learning a task yet (no {RUN}/run.json)")
+    recorded = run.meta().get("fingerprint")
+    if recorded != portable_fingerprint(cfg):
+        raise RunError(f"{folder / CONFIG}: is not the config the learner's run was made with (fingerprint "
+                       f"{portable_fingerprint(cfg)}, {RUN}/run.json records {recorded}); restore it")
+    _, adapter = run.final_adapter()
     examples = prompts_from_jsonl(Path(inputs))
-    cfg = _config(folder, ())
     learner = build_learner(cfg)
-    learner.adapter.load(load_file(str(adapter)))
+    learner.adapter.load(adapter)
     eos = learner.encoder.eos_id
     prompts = [list(learner.encoder.encode(e).prompt_ids)[-(learner.encoder.max_length - 1):] for e in examples]
     tokens = greedy_batch(learner, prompts, max_new_tokens, batch_size)
@@ -198,6 +269,18 @@ def predict(folder: Path, inputs: Path, out: Path, batch_size: int = 16, max_new
         rows.append(row)
     write_jsonl(Path(out), rows)
     return len(rows)
+
+
+def check_output_file(out: Path, flag: str) -> None:
+    """Refuse an output file that cannot be written before any work is done: a folder, a path
+    under a file, a folder that is not writable."""
+    if out.is_dir():
+        raise ConfigError(f"{flag} {out}: is a folder; give a file name")
+    parent = out.parent
+    if not parent.is_dir():
+        raise ConfigError(f"{flag} {out}: {parent} is not a folder")
+    if not os.access(parent, os.W_OK):
+        raise ConfigError(f"{flag} {out}: cannot write into {parent} (read-only or no permission)")
 
 
 class RunDirState:

@@ -30,7 +30,7 @@ from ..model.learner import Learner
 from ..rng import derive_seed
 from .evaluation import Score, evaluate, scored_tasks
 from .predict import predict_tasks, round_folder
-from .progress import Checkpoints, TaskProgress, capture, drop_progress, restore, save_progress
+from .progress import FOLDER, Checkpoints, TaskProgress, capture, drop_progress, misfit, restore, save_progress
 from .results import Results
 from .rundir import RunDir
 from .store import record_run
@@ -102,7 +102,8 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
              seed: int, index: int = 0, memory: Iterable[TaskRecord] = (), teachers: Teachers | None = None,
              dropout: bool = False, on_step: Sequence[OnStep] = (),
              on_begin: Callable[[dict[str, Any]], None] | None = None,
-             resume: TaskProgress | None = None, checkpoints: Checkpoints | None = None) -> dict[str, Any]:
+             resume: TaskProgress | None = None, checkpoints: Checkpoints | None = None,
+             on_drop: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Train the adapter on one task with ``method``: ``begin_task``, ``train.steps`` steps,
     ``end_task``. Returns what the method reported (``begin_task``'s facts and ``end_task``'s).
 
@@ -113,8 +114,10 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
     so a method may change the trainable parameters there.
 
     ``resume``: the task's saved progress (:mod:`tsr.engine.progress`), loaded after
-    ``begin_task`` and the optimiser are rebuilt; the steps go on from there. ``checkpoints``
-    says after which steps to save the progress.
+    ``begin_task`` and the optimiser are rebuilt; the steps go on from there. One that does not
+    fit the task (:func:`tsr.engine.progress.misfit`) is handed to ``on_drop`` with the reason,
+    and the task starts from its first step (without ``on_drop`` it is a :class:`RunError`).
+    ``checkpoints`` says after which steps to save the progress.
     """
     ctx = TaskContext(index, task, list(examples), learner, tuple(memory), seed, train.batch_size,
                       teachers or Teachers(learner, "batch"), train.steps)
@@ -126,7 +129,14 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
     after_step = getattr(method, "after_step", None)
     draws = ctx.rng("draw")
     first, spent = 0, 0.0
-    if resume is not None:  # before on_begin: a progress that does not fit stops the run before it logs
+    why = misfit(resume, ctx, optimiser, train.steps) if resume is not None else None
+    if why is not None:  # before anything is restored, and before on_begin logs the task's start
+        if on_drop is None:
+            raise RunError(f"{resume.folder or 'progress'}: the saved progress of task {index + 1} ({task.name!r}) "
+                           f"does not fit this run ({why}); delete that folder to start the task from its beginning")
+        on_drop(why)
+        resume = None
+    if resume is not None:
         restore(resume, ctx, optimiser, draws, method)
         first, spent = resume.step, resume.seconds
     if on_begin is not None:
@@ -210,6 +220,34 @@ class PhaseClock:
         return out
 
 
+class Within:
+    """The saved progress the next task goes on from (:mod:`tsr.engine.progress`), and what
+    dropping it resets: the log window it reopened, and TensorBoard's purge point."""
+
+    def __init__(self, run: RunDir, progress: TaskProgress | None, steplog: StepLog, board: TensorBoardLog | None,
+                 steps: int):
+        self.run, self.progress, self.steplog, self.board, self.steps = run, progress, steplog, board, steps
+        self.current: TaskProgress | None = None
+
+    def take(self, t: int) -> TaskProgress | None:
+        """The progress to resume task ``t`` from (once), with the loss window it had open."""
+        resume, self.progress = (self.progress if self.progress is not None and self.progress.task == t else None), None
+        self.steplog.window = dict(resume.log_window) if resume is not None else {}
+        self.current = resume
+        return resume
+
+    def drop(self, t: int, why: str) -> None:
+        """The progress does not fit task ``t``: logged, removed, and the task starts over."""
+        folder = self.current.folder if self.current is not None else FOLDER
+        self.run.log("progress_dropped", task=t, reason=f"{folder}: does not fit this run's task ({why})")
+        drop_progress(self.run.path)
+        self.current, self.steplog.window = None, {}
+        if self.board is not None:  # purge from the task's first step, not from the dropped one's
+            self.board.close()
+            self.board = TensorBoardLog(self.run.path / "tensorboard", self.steps, t, 0)
+            self.steplog.also = self.board
+
+
 def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results, run: RunDir,
                report: Reporter | None = None, progress: TaskProgress | None = None) -> Results:
     """Train through the tasks not yet in ``results``; checkpoint after each one, and within a
@@ -226,7 +264,8 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
              if cfg.log.tensorboard else None)
     k = len(stream)
     steplog = StepLog(run, cfg.log.every, board)  # one per run: every task's last step closes its window
-    checkpoints = (Checkpoints(lambda saved: save_progress(run.path, saved), cfg.train.checkpoint_minutes,
+    saved = Within(run, progress, steplog, board, cfg.train.steps)
+    checkpoints = (Checkpoints(lambda state: save_progress(run.path, state), cfg.train.checkpoint_minutes,
                                lambda: steplog.window) if cfg.train.checkpoint_minutes > 0 else None)
     if results.completed == 0 and cfg.eval.all_tasks and results.zero_shot is None:
         results.set_zero_shot(evaluate_tasks(plan, range(k), round_folder(run.predictions_root, None)))
@@ -235,47 +274,57 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
         started = time.time()
         task = stream[t]
         clock = PhaseClock(teachers)
-        resume, progress = (progress if progress is not None and progress.task == t else None), None
-        resumed = {"resume_step": resume.step} if resume is not None else {}
-        steplog.window = dict(resume.log_window) if resume is not None else {}
+        saved.take(t)
 
         def begin(info: dict[str, Any]) -> None:
             clock.lap("begin")  # begin_task: TSR's signature and routing, SDFT's rewrites, ...
-            if resume is not None:
-                run.log("resume_within_task", task=t, step=resume.step)
+            resumed = {"resume_step": saved.current.step} if saved.current is not None else {}
+            if resumed:
+                run.log("resume_within_task", task=t, step=saved.current.step)
             run.log("task_start", task=t, name=task.name, **info, **resumed)
             report.task_start(t, plan, {**info, **resumed})
 
         info = train_on(learner, method, task, plan.train[t], cfg.train, seed=cfg.seed, index=t, memory=memory,
                         teachers=teachers, dropout=cfg.lora.dropout > 0,
-                        on_step=[steplog, report.step],
-                        on_begin=begin, resume=resume, checkpoints=checkpoints)
+                        on_step=[steplog, report.step], on_begin=begin, resume=saved.current,
+                        checkpoints=checkpoints, on_drop=lambda why: saved.drop(t, why))
         clock.lap("train")
-        if resume is not None:  # the steps before the interruption count too
-            clock.seconds["train"] += resume.seconds
-            started -= resume.seconds
-        record = TaskRecord(t, task.name, task.kind.value, method.signature(),
-                            tuple(plan.replay[t]), learner.adapter.state())
-        memory.add(record)
-        save_record(run.memory_root, record)
-        clock.lap("record")
-        scores = evaluate_tasks(plan, scored_tasks(t, k, cfg.eval.period(), cfg.eval.all_tasks),
-                                round_folder(run.predictions_root, t, task.name))
-        results.add_row(scores, info)
-        clock.lap("eval")
-        run.save_checkpoint(t + 1, learner.adapter.state(), method.state_dict(), results)
-        run.write_results(results)
-        drop_progress(run.path)  # the task's end is saved: its progress is superseded
-        clock.lap("checkpoint")
-        seconds = time.time() - started
-        run.log("task_end", task=t, name=task.name, seconds=round(seconds, 2),
-                acc=results.acc[-1], loss=results.loss[-1], **({"gen": results.gen[-1]} if results.gen else {}),
-                teacher_forwards=teachers.forwards,
-                phases=clock.phases(), teacher_cache_mb=round(teachers.cached_mb, 1), peak_rss_mb=peak_rss_mb())
-        record_run(Path(cfg.out_dir), run.path)  # the results store; best effort, never stops a run
-        if board is not None:
-            board.task_end(t, results)
+        if saved.current is not None:  # the steps before the interruption count too
+            clock.seconds["train"] += saved.current.seconds
+            started -= saved.current.seconds
+        seconds = _finish_task(plan, method, memory, results, run, t, info, clock, time.time() - started)
+        if saved.board is not None:
+            saved.board.task_end(t, results)
         report.task_end(t, plan, results, seconds)
-    if board is not None:
-        board.close()
+    if saved.board is not None:
+        saved.board.close()
     return results
+
+
+def _finish_task(plan: Plan, method: Method, memory: TaskMemory, results: Results, run: RunDir, t: int,
+                 info: dict[str, Any], clock: PhaseClock, elapsed: float) -> float:
+    """After task ``t`` trained: its record, the scores, the checkpoint, the log line; returns
+    the task's seconds."""
+    cfg, learner, task, k = plan.cfg, plan.learner, plan.stream[t], len(plan.stream)
+    started = time.time() - elapsed
+    record = TaskRecord(t, task.name, task.kind.value, method.signature(), tuple(plan.replay[t]),
+                        learner.adapter.state())
+    memory.add(record)
+    save_record(run.memory_root, record)
+    clock.lap("record")
+    scores = evaluate_tasks(plan, scored_tasks(t, k, cfg.eval.period(), cfg.eval.all_tasks),
+                            round_folder(run.predictions_root, t, task.name))
+    results.add_row(scores, info)
+    clock.lap("eval")
+    run.save_checkpoint(t + 1, learner.adapter.state(), method.state_dict(), results)
+    run.write_results(results)
+    drop_progress(run.path)  # the task's end is saved: its progress is superseded
+    clock.lap("checkpoint")
+    seconds = time.time() - started
+    teachers = clock.teachers
+    run.log("task_end", task=t, name=task.name, seconds=round(seconds, 2),
+            acc=results.acc[-1], loss=results.loss[-1], **({"gen": results.gen[-1]} if results.gen else {}),
+            teacher_forwards=teachers.forwards,
+            phases=clock.phases(), teacher_cache_mb=round(teachers.cached_mb, 1), peak_rss_mb=peak_rss_mb())
+    record_run(Path(cfg.out_dir), run.path)  # the results store; best effort, never stops a run
+    return seconds

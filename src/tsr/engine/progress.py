@@ -36,9 +36,8 @@ from typing import Any, Callable
 import numpy as np
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file
 
-from ..atomic import remove_leftovers, replace_dir, temp_dir, write_json, write_tensors
+from ..atomic import listed_checksums, read_tensors, remove_leftovers, replace_dir, temp_dir, write_json, write_tensors
 from ..errors import RunError, reason
 from ..methods.base import MethodState
 from ..methods.context import TaskContext
@@ -96,15 +95,14 @@ def save_progress(run_path: Path, progress: TaskProgress) -> None:
     tmp = temp_dir(final)
     try:
         opt_tensors, opt_plain = optimiser_parts(progress.optimiser)
-        write_tensors(tmp / "adapter.safetensors", progress.adapter)
-        write_tensors(tmp / "optimiser.safetensors", opt_tensors)
-        write_tensors(tmp / "method.safetensors", progress.method.tensors)
         rng = {"torch_cpu": progress.torch_rng, **{f"cuda.{i}": s for i, s in enumerate(progress.cuda_rng)}}
-        write_tensors(tmp / "rng.safetensors", rng)
+        sha256 = {name: write_tensors(tmp / name, tensors) for name, tensors in (
+            ("adapter.safetensors", progress.adapter), ("optimiser.safetensors", opt_tensors),
+            ("method.safetensors", progress.method.tensors), ("rng.safetensors", rng))}
         write_json(tmp / "state.json", {"task": progress.task, "step": progress.step, "seconds": progress.seconds,
                                         "draws": progress.draws, "streams": progress.streams,
                                         "log_window": progress.log_window,
-                                        "optimiser": opt_plain, "method_meta": progress.method.meta})
+                                        "optimiser": opt_plain, "method_meta": progress.method.meta, "sha256": sha256})
         replace_dir(tmp, final)
     finally:
         if tmp.exists():
@@ -127,14 +125,15 @@ def load_progress(run_path: Path) -> TaskProgress:
     current = folder / "state.json"
     try:
         state = json.loads(current.read_text(encoding="utf-8"))
+        sha256 = listed_checksums(state)
         current = folder / "adapter.safetensors"
-        adapter = {k: v.clone() for k, v in load_file(str(current)).items()}  # clones: see load_checkpoint
+        adapter = read_tensors(current, sha256.get(current.name))
         current = folder / "optimiser.safetensors"
-        optimiser = optimiser_state({k: v.clone() for k, v in load_file(str(current)).items()}, state["optimiser"])
+        optimiser = optimiser_state(read_tensors(current, sha256.get(current.name)), state["optimiser"])
         current = folder / "method.safetensors"
-        method = MethodState({k: v.clone() for k, v in load_file(str(current)).items()}, state["method_meta"])
+        method = MethodState(read_tensors(current, sha256.get(current.name)), state["method_meta"])
         current = folder / "rng.safetensors"
-        rng = load_file(str(current))
+        rng = read_tensors(current, sha256.get(current.name))
         cuda = [rng[f"cuda.{i}"] for i in range(sum(k.startswith("cuda.") for k in rng))]
         return TaskProgress(int(state["task"]), int(state["step"]), adapter, optimiser, state["draws"],
                             list(state["streams"]), method, rng["torch_cpu"], cuda,
@@ -199,6 +198,41 @@ def capture(step: int, seconds: float, ctx: TaskContext, optimiser: torch.optim.
     cuda = torch.cuda.get_rng_state_all() if learner.device.type == "cuda" else []
     return TaskProgress(ctx.index, step, learner.adapter.state(), optimiser.state_dict(), rng_state(draws),
                         ctx.stream_states(), method.step_state(), torch.get_rng_state(), cuda, seconds)
+
+
+def misfit(progress: TaskProgress, ctx: TaskContext, optimiser: torch.optim.Optimizer, steps: int) -> str | None:
+    """Why ``progress`` cannot go on in the task ``ctx`` describes (``begin_task`` has run, the
+    optimiser is fresh), or None: another task, a step outside ``0 < step < steps``, adapter or
+    optimiser tensors of other names or shapes (crafted, or saved by another version of a
+    method). Checked before anything is restored, so the task can start from its beginning."""
+    if progress.task != ctx.index:
+        return f"it is of task {progress.task + 1}"
+    if not 0 < progress.step < steps:
+        return f"its step {progress.step} is not between 0 and the task's {steps} steps"
+    state = ctx.learner.adapter.state()
+    if set(progress.adapter) != set(state):
+        return "its adapter holds other tensors than this run's"
+    for name, tensor in state.items():
+        saved = progress.adapter[name]
+        if saved.shape != tensor.shape or saved.dtype != tensor.dtype:
+            return f"its adapter tensor {name} is {_describe(saved)}, this run's {_describe(tensor)}"
+    try:
+        groups = progress.optimiser["param_groups"]
+        params = [p for g in optimiser.param_groups for p in g["params"]]
+        if [len(g["params"]) for g in groups] != [len(g["params"]) for g in optimiser.param_groups]:
+            return "its optimiser has other parameter groups"
+        for index, entries in progress.optimiser["state"].items():
+            for key, value in entries.items():
+                if isinstance(value, torch.Tensor) and value.dim() and value.shape != params[index].shape:
+                    return f"its optimiser state {index}.{key} is {_describe(value)}, the parameter's " \
+                           f"{tuple(params[index].shape)}"
+    except (KeyError, TypeError, IndexError) as err:
+        return f"its optimiser state is malformed ({reason(err)})"
+    return None
+
+
+def _describe(tensor: torch.Tensor) -> str:
+    return f"{tuple(tensor.shape)} {str(tensor.dtype).removeprefix('torch.')}"
 
 
 def restore(progress: TaskProgress, ctx: TaskContext, optimiser: torch.optim.Optimizer,

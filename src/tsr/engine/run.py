@@ -9,8 +9,6 @@ left, after its last finished task.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,8 +16,9 @@ import torch
 
 from ..cl.memory import TaskMemory, load_memory
 from ..config import RunConfig, dump_yaml
-from ..atomic import held, write_json
+from ..atomic import write_json
 from ..data.example import Stream
+from ..data.names import MAX_RUN_NAME_BYTES, unsafe_reason
 from ..data.sampling import draw_indices
 from ..data.streams import load_stream
 from ..errors import ConfigError, RunError, reason
@@ -29,6 +28,7 @@ from ..rng import numpy_rng
 from .loop import Plan, Reporter, run_stream
 from .progress import TaskProgress, drop_progress, has_progress, load_progress
 from .results import Results, load_results
+from .lock import claim
 from .store import record_run
 from .rundir import RunDir
 
@@ -72,6 +72,9 @@ def check_stream(cfg: RunConfig) -> Stream:
     runs these too, so it accepts exactly the configs ``tsr run`` accepts."""
     stream = load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options, cfg.stream.order, cfg.seed)
     cfg.method.cls.validate(cfg.method.params, stream, cfg)
+    too_long = unsafe_reason(run_name(cfg, stream, cfg.method.name), MAX_RUN_NAME_BYTES)
+    if too_long:
+        raise ConfigError(f"the run folder's name {too_long}; set `name=` to a shorter one")
     return stream
 
 
@@ -112,37 +115,46 @@ def _grow(run: RunDir, fingerprint: str, stream: Stream) -> bool:
     return True
 
 
-def run_lock(path: Path) -> Path:
-    """The lock file of a run directory: in the machine's temporary folder, named by the run's
-    absolute path, so it guards the run against a second process on this machine without
-    writing anything into the run's folder (a refused input leaves the folder as it was)."""
-    key = hashlib.sha256(str(Path(path).resolve()).encode()).hexdigest()[:20]
-    return Path(tempfile.gettempdir()) / "tsr-locks" / f"{key}.lock"
-
-
-def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False) -> Outcome:
+def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False, parent_held: bool = False) -> Outcome:
     """Run ``cfg`` to the end of its stream, resuming a matching interrupted run.
 
     ``grow``: the stream may have gained tasks at its end since the run was made (a persistent
     learner, :mod:`tsr.engine.learner_dir`); the run then goes on with them, and its
-    fingerprint leaves out the stream file's folder."""
+    fingerprint leaves out the stream file's folder. ``parent_held``: the caller holds the lock
+    of the folder the run folder is in (the learner's)."""
     plan, spec = prepare(cfg)
-    run = RunDir(Path(plan.cfg.out_dir) / run_name(plan.cfg, plan.stream, spec.name))
-    # one process per run directory: two grids sharing an out_dir never write one run at once
-    with held(run_lock(run.path), f"run directory {run.path}"):
-        return _execute(plan, spec, run, report, grow)
+    cfg, stream = plan.cfg, plan.stream
+    run = RunDir(Path(cfg.out_dir) / run_name(cfg, stream, spec.name))
+    fingerprint = portable_fingerprint(cfg) if grow else cfg.fingerprint()
+    meta = {"fingerprint": fingerprint, "data_digest": stream.digest(), "stream": stream.name,
+            "tasks": stream.names, "method": spec.name, "seed": cfg.seed}
+
+    def make() -> None:
+        if not run.exists():
+            run.create(dump_yaml(cfg), meta)
+
+    # one process per run directory, locked before anything is written to it: two grids sharing an
+    # out_dir, or two learner calls, never write one run at once
+    with claim(run.path, f"run directory {run.path}", make, parent_held, "out_dir"):
+        run.check_links()
+        return _execute(plan, spec, run, report, grow, fingerprint)
 
 
-def _saved_progress(run: RunDir, completed: int) -> TaskProgress | None:
+def _saved_progress(run: RunDir, completed: int, steps: int) -> TaskProgress | None:
     """The saved progress of the task after the last finished one, if the run left one. One that
     belongs to an earlier task (its end was saved just before the kill) is removed, and one that
-    cannot be read is dropped with a ``progress_dropped`` line in the log: the task then starts
-    from its beginning, and no finished work is lost."""
+    cannot be read (a file missing or damaged: its checksum differs) or whose step is not inside
+    the task (``0 < step < train.steps``) is dropped with a ``progress_dropped`` line in the log:
+    the task then starts from its beginning, and no finished work is lost. Its tensors are
+    checked against the task when it starts (:func:`tsr.engine.progress.misfit`)."""
     if not has_progress(run.path):
         drop_progress(run.path)  # what a killed first save left
         return None
     try:
         progress = load_progress(run.path)
+        if progress.task == completed and not 0 < progress.step < steps:
+            raise ValueError(f"{progress.folder}: does not fit this run's task (its step {progress.step} is not "
+                             f"between 0 and the task's {steps} steps)")
     except ValueError as err:
         run.log("progress_dropped", task=completed, reason=str(err))
         drop_progress(run.path)
@@ -153,28 +165,21 @@ def _saved_progress(run: RunDir, completed: int) -> TaskProgress | None:
     return progress
 
 
-def _execute(plan: Plan, spec: MethodSpec, run: RunDir, report: Reporter | None, grow: bool) -> Outcome:
+def _execute(plan: Plan, spec: MethodSpec, run: RunDir, report: Reporter | None, grow: bool,
+             fingerprint: str) -> Outcome:
     cfg, stream, learner = plan.cfg, plan.stream, plan.learner
-    fingerprint, data_digest = (portable_fingerprint(cfg) if grow else cfg.fingerprint()), stream.digest()
     method = spec.build()
     method.setup(learner)
-    grown = False
-    if run.exists():
-        if grow:
-            grown = _grow(run, fingerprint, stream)
-        else:
-            run.verify(fingerprint, data_digest)
-        # finished means every task of the stream as it stands: a learner killed while learning a
-        # new task has already recorded the longer stream (run.json) but not its results
-        if not grown and run.is_finished() and len(load_results(run.results_path).tasks) == len(stream):
-            run.remove_leftovers()  # e.g. the last checkpoint's previous version, if a kill left it
-            return Outcome(run, load_results(run.results_path), len(stream), True)
-        checkpoint = run.load_checkpoint()
-        run.remove_leftovers()  # this process now owns the run: clear what a kill left
-    else:
-        run.create(dump_yaml(cfg), {"fingerprint": fingerprint, "data_digest": data_digest, "stream": stream.name,
-                                    "tasks": stream.names, "method": spec.name, "seed": cfg.seed})
-        checkpoint = None
+    grown = _grow(run, fingerprint, stream) if grow else False
+    if not grow:
+        run.verify(fingerprint, stream.digest())
+    # finished means every task of the stream as it stands: a learner killed while learning a
+    # new task has already recorded the longer stream (run.json) but not its results
+    if not grown and run.is_finished() and len(load_results(run.results_path).tasks) == len(stream):
+        run.remove_leftovers()  # e.g. the last checkpoint's previous version, if a kill left it
+        return Outcome(run, load_results(run.results_path), len(stream), True)
+    checkpoint = run.load_checkpoint()
+    run.remove_leftovers()  # this process now owns the run: clear what a kill left
     if checkpoint is None:
         memory = TaskMemory()
         results = Results(stream.names, [t.kind.value for t in stream], spec.name, cfg.seed,
@@ -196,7 +201,7 @@ def _execute(plan: Plan, spec: MethodSpec, run: RunDir, report: Reporter | None,
                          [t.metric for t in stream] if cfg.eval.predictions else None)
         run.log("resume", completed=checkpoint.completed)
     resumed_from = results.completed
-    progress = _saved_progress(run, results.completed)
+    progress = _saved_progress(run, results.completed, cfg.train.steps)
     results = run_stream(plan, method, memory, results, run, report, progress)
     run.write_results(results)
     run.log("run_end", metrics=results.metrics())

@@ -26,10 +26,10 @@ from typing import Any
 
 import torch
 from safetensors import SafetensorError
-from safetensors.torch import load_file
 
 from ..version import __version__
-from ..atomic import append_jsonl, remove_leftovers, replace_dir, temp_dir, write_json, write_tensors, write_text
+from ..atomic import (append_jsonl, listed_checksums, read_tensors, remove_leftovers, replace_dir, temp_dir, write_json, write_tensors,
+                      write_text, writing)
 from ..data.records import parse_jsonl_lines, read_jsonl
 from ..errors import RunError, TsrError, reason
 from ..methods.base import MethodState
@@ -91,6 +91,8 @@ class RunDir:
         """Create the run directory with its config and metadata, as a whole: it is built
         under a temporary name and renamed into place, so a kill leaves either no run
         directory or one that resumes."""
+        if self.path.exists() and not self.path.is_dir():
+            raise RunError(f"{self.path}: exists and is not a folder; choose another name")
         if self.path.exists() and any(self.path.iterdir()):
             raise RunError(f"{self.path}: exists and is not a tsr run directory; choose another name")
         remove_leftovers(self.path.parent, self.path.name)  # an earlier create of this run, killed
@@ -99,12 +101,17 @@ class RunDir:
             write_text(tmp / "config.yaml", config_yaml)
             write_json(tmp / "run.json", {**meta, "tsr_version": __version__,
                                           "created": time.strftime("%Y-%m-%dT%H:%M:%S")})
-            if self.path.exists():
-                self.path.rmdir()  # empty (checked above)
-            os.rename(tmp, self.path)
+            with writing(self.path):
+                if self.path.exists():
+                    self.path.rmdir()  # empty (checked above)
+                os.rename(tmp, self.path)
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp)
+
+    def check_links(self) -> None:
+        """Refuse a run folder with a symbolic link inside: a resume writes through it."""
+        refuse_links(self.path, "run folder")
 
     def remove_leftovers(self) -> None:
         """Remove what a killed write left in the run directory (temporary files and folders,
@@ -132,11 +139,11 @@ class RunDir:
         final = self.path / "checkpoint"
         tmp = temp_dir(final)
         try:
-            write_tensors(tmp / "adapter.safetensors", adapter)
-            write_tensors(tmp / "method.safetensors", method.tensors)
-            write_tensors(tmp / "rng.safetensors", {"torch_cpu": torch.get_rng_state()})
+            sha256 = {"adapter.safetensors": write_tensors(tmp / "adapter.safetensors", adapter),
+                      "method.safetensors": write_tensors(tmp / "method.safetensors", method.tensors),
+                      "rng.safetensors": write_tensors(tmp / "rng.safetensors", {"torch_cpu": torch.get_rng_state()})}
             write_json(tmp / "state.json", {"completed": completed, "method_meta": method.meta,
-                                            "results": results.to_dict()})
+                                            "results": results.to_dict(), "sha256": sha256})
             replace_dir(tmp, final)
         finally:
             if tmp.exists():
@@ -160,20 +167,41 @@ class RunDir:
         try:
             state = json.loads(current.read_text(encoding="utf-8"))
             results = Results.from_dict(state["results"])
-            completed, method_meta = int(state["completed"]), state["method_meta"]
-            # clones: tensors mapped from a file may be unaligned, and CPU kernels can then round
-            # differently, which would break the bitwise equality of resumed runs
+            completed, method_meta, sha256 = int(state["completed"]), state["method_meta"], listed_checksums(state)
             current = folder / "adapter.safetensors"
-            adapter = {k: v.clone() for k, v in load_file(str(current)).items()}
+            adapter = read_tensors(current, sha256.get(current.name))
             current = folder / "method.safetensors"
-            method = MethodState({k: v.clone() for k, v in load_file(str(current)).items()}, method_meta)
+            method = MethodState(read_tensors(current, sha256.get(current.name)), method_meta)
             current = folder / "rng.safetensors"
-            rng = load_file(str(current))["torch_cpu"]
-        except (OSError, ValueError, KeyError, TypeError, SafetensorError) as err:
+            rng = read_tensors(current, sha256.get(current.name))["torch_cpu"]
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, SafetensorError) as err:
             raise RunError(f"{current}: corrupt checkpoint ({reason(err)}); delete the run directory to start "
                            "over") from None
         self._drop_torn_tail(keep)
         return Checkpoint(completed, adapter, method, rng, results)
+
+    def final_adapter(self) -> tuple[Path, dict[str, torch.Tensor]]:
+        """(file, tensors) of the adapter after the last finished task, checked against the
+        checksum its checkpoint lists. Read through the checkpoint folder as one opened folder, so
+        a checkpoint another process replaces meanwhile (a learner learning on) is read whole.
+        Missing or damaged is one :class:`RunError` line naming the file."""
+        for name in ("checkpoint", ".checkpoint.old"):  # .old: a kill during the swap
+            folder = self.path / name
+            try:
+                fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+            except FileNotFoundError:
+                continue
+            current = folder / "state.json"
+            try:
+                with open(os.open("state.json", os.O_RDONLY, dir_fd=fd), encoding="utf-8") as fh:
+                    sha256 = listed_checksums(json.load(fh))
+                current = folder / "adapter.safetensors"
+                return current, read_tensors(current.name, sha256.get(current.name), dir_fd=fd)
+            except (OSError, ValueError, TypeError, AttributeError, SafetensorError) as err:
+                raise RunError(f"{current}: corrupt or damaged adapter checkpoint ({reason(err)})") from None
+            finally:
+                os.close(fd)
+        raise RunError(f"{self.path}: no task has finished yet (no checkpoint/adapter.safetensors)")
 
     def _check_log(self) -> int | None:
         """A resume appends to progress.jsonl. A last line without its newline is what a crash
@@ -197,6 +225,18 @@ class RunDir:
             with open(self.path / "progress.jsonl", "r+b") as fh:
                 fh.truncate(keep)
                 os.fsync(fh.fileno())
+
+
+def refuse_links(folder: Path, what: str) -> None:
+    """A :class:`RunError` naming the first symbolic link inside ``folder`` (not the folder itself):
+    tsr writes its folders only through plain files and folders, so a link planted in a folder
+    someone sent (``progress.jsonl`` or ``memory/`` pointing elsewhere) never gets written through."""
+    for parent, dirs, files in os.walk(folder):
+        for name in sorted(dirs + files):
+            path = Path(parent) / name
+            if path.is_symlink():
+                raise RunError(f"{path}: is a symbolic link inside the {what}; tsr writes it only through plain files "
+                               "and folders (replace the link with a copy of what it points to, or delete it)")
 
 
 def phase_seconds(folder: Path) -> dict[str, float]:

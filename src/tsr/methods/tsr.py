@@ -41,7 +41,7 @@ from ..cl.routing import route_weights, uniform_weights
 from ..cl.sig_pack import shape as signature_shape
 from ..cl.signature_file import read_signature_file
 from ..cl.signatures import SIGNATURES, similarity, take
-from ..schema import require
+from ..schema import infinite, require
 from .base import Method, MethodState, ce_and_distillation, require_replay
 from .context import Draw, TaskContext
 from .distill.shape import shape
@@ -61,7 +61,7 @@ class TSRParams:
     probe_batches: int = 10
     signatures: str = ""
     signatures_proxy: bool = False
-    tau: float = 0.1
+    tau: float = infinite(0.1)  # inf: uniform routing
     uniform_mix: float = 0.0
     replay: Literal["routed", "uniform"] = "routed"
     reference: Reference = "era"

@@ -24,6 +24,7 @@ from .settings import ModelConfig
 
 BUNDLED = "bundled"
 REQUIRED_FILES = ("config.json", "model.safetensors", "tokenizer.json")
+PROBE_TEXT = "The answer is 42."  # any tokenizer with a vocabulary encodes it to something
 
 
 @dataclass
@@ -66,6 +67,9 @@ def resolve_source(cfg: ModelConfig) -> tuple[str, bool]:
     against ``model.preset`` when one is set."""
     preset = get_preset(cfg.preset) if cfg.preset else None
     if cfg.path == BUNDLED:
+        if cfg.revision is not None:
+            raise ModelError(f"config key 'model.revision': {cfg.revision!r} pins a hub revision, but model.path "
+                             "is the bundled base; leave model.revision out")
         if preset is not None:
             raise ModelError(f"config key 'model.preset': {preset.name!r} names {preset.hub_id}, but "
                              f"model.path is the bundled base; set model.path to {preset.hub_id} or to a "
@@ -77,6 +81,9 @@ def resolve_source(cfg: ModelConfig) -> tuple[str, bool]:
                              "reinstall tsr or rebuild it with `tsr pretrain-base`")
         return str(folder), True
     path = Path(cfg.path).expanduser()
+    if path.exists() and cfg.revision is not None:
+        raise ModelError(f"config key 'model.revision': {cfg.revision!r} pins a hub revision, but model.path "
+                         f"{cfg.path!r} is a local folder; leave model.revision out")
     if path.exists():
         if not (path / "config.json").is_file():
             raise ModelError(f"{path}: not a model folder (no config.json)")
@@ -87,6 +94,15 @@ def resolve_source(cfg: ModelConfig) -> tuple[str, bool]:
         raise ModelError(f"config key 'model.path': {cfg.path!r} is neither an existing folder nor a "
                          "hub id of the form owner/name")
     return cfg.path, False
+
+
+def pretrained_args(cfg: ModelConfig, local: bool) -> dict:
+    """The arguments every ``from_pretrained`` of the backbone takes: the model's own code only
+    where the config allows it, no download for a local folder, a hub id's pinned revision."""
+    args = {"trust_remote_code": cfg.trust_remote_code, "local_files_only": local}
+    if cfg.revision is not None and not local:
+        args["revision"] = cfg.revision
+    return args
 
 
 def load_backbone(cfg: ModelConfig) -> Backbone:
@@ -104,11 +120,9 @@ def load_backbone(cfg: ModelConfig) -> Backbone:
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=cfg.trust_remote_code,
-                                                  local_files_only=local)
-        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype,
-                                                     trust_remote_code=cfg.trust_remote_code,
-                                                     local_files_only=local)
+        args = pretrained_args(cfg, local)
+        tokenizer = AutoTokenizer.from_pretrained(source, **args)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **args)
     except (OSError, ValueError, SafetensorError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         if local:
@@ -126,6 +140,9 @@ def load_backbone(cfg: ModelConfig) -> Backbone:
         check_config(get_preset(cfg.preset), model.config.to_dict(), f"{source} (hub config)")
     if tokenizer.eos_token_id is None:
         raise ModelError(f"{source}: the tokenizer defines no EOS token")
+    if not tokenizer(PROBE_TEXT, add_special_tokens=False)["input_ids"]:
+        raise ModelError(f"{source}: the tokenizer encodes text to nothing (no vocabulary: a model folder needs "
+                         "its tokenizer files, e.g. tokenizer.json)")
     if tokenizer.pad_token_id is None:
         tokenizer.pad_token = tokenizer.eos_token
     for param in model.parameters():

@@ -90,14 +90,15 @@ def as_lora(state: State, r: int, alpha: float, what: str) -> LoraExport:
     return LoraExport(tensors, list(pairs), r * n, alpha * n, n)
 
 
-def meta_model(source: str, local: bool, trust_remote_code: bool) -> nn.Module:
-    """The base model's structure without its weights (on the meta device): cheap at any size."""
+def meta_model(source: str, args: dict) -> nn.Module:
+    """The base model's structure without its weights (on the meta device): cheap at any size.
+    ``args``: what ``from_pretrained`` takes (:func:`tsr.model.backbone.pretrained_args`)."""
     from transformers import AutoConfig, AutoModelForCausalLM
 
     try:
-        config = AutoConfig.from_pretrained(source, trust_remote_code=trust_remote_code, local_files_only=local)
+        config = AutoConfig.from_pretrained(source, **args)
         with torch.device("meta"):
-            return AutoModelForCausalLM.from_config(config, trust_remote_code=trust_remote_code)
+            return AutoModelForCausalLM.from_config(config, trust_remote_code=args["trust_remote_code"])
     except (OSError, ValueError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ModelError(f"{source}: cannot read the base model's config ({first})") from None
@@ -126,13 +127,15 @@ def transposed(lora: LoraExport, model: nn.Module) -> bool:
     return all(is_conv1d(modules[name]) for name in lora.modules)
 
 
-def peft_config(lora: LoraExport, targets: list[str], base: str, dropout: float, fan_in_fan_out: bool = False):
-    """The ``LoraConfig`` PEFT saves for this adapter (causal LM, inference mode)."""
+def peft_config(lora: LoraExport, targets: list[str], base: str, dropout: float, fan_in_fan_out: bool = False,
+                revision: str | None = None):
+    """The ``LoraConfig`` PEFT saves for this adapter (causal LM, inference mode); ``revision``:
+    the base's pinned hub revision."""
     from peft import LoraConfig
 
     return LoraConfig(task_type="CAUSAL_LM", r=lora.r, lora_alpha=lora.alpha, lora_dropout=dropout,
                       target_modules=targets, bias="none", base_model_name_or_path=base, inference_mode=True,
-                      fan_in_fan_out=fan_in_fan_out)
+                      fan_in_fan_out=fan_in_fan_out, revision=revision)
 
 
 def write_adapter(folder: Path, lora: LoraExport, config) -> None:
@@ -145,8 +148,9 @@ def write_adapter(folder: Path, lora: LoraExport, config) -> None:
                   metadata={"format": "pt"})
 
 
-def load_base(source: str, local: bool, trust_remote_code: bool) -> tuple[nn.Module, object]:
-    """(model, tokenizer) of the base, on the CPU in the dtype its checkpoint stores."""
+def load_base(source: str, args: dict) -> tuple[nn.Module, object]:
+    """(model, tokenizer) of the base, on the CPU in the dtype its checkpoint stores (``args``:
+    as for :func:`meta_model`)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -154,9 +158,8 @@ def load_base(source: str, local: bool, trust_remote_code: bool) -> tuple[nn.Mod
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, trust_remote_code=trust_remote_code, local_files_only=local)
-        model = AutoModelForCausalLM.from_pretrained(source, dtype="auto", trust_remote_code=trust_remote_code,
-                                                     local_files_only=local)
+        tokenizer = AutoTokenizer.from_pretrained(source, **args)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype="auto", **args)
     except (OSError, ValueError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise ModelError(f"{source}: cannot load the base model to merge into ({first})") from None

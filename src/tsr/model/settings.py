@@ -36,8 +36,13 @@ class ModelConfig:
     LoRA factors on GPU)"""
     device: str = "auto"
     """`auto`, `cpu`, `cuda`, `cuda:N`, `mps`"""
+    revision: str | None = None
+    """a hub id's branch, tag or commit to load (passed to `from_pretrained`; a commit hash pins
+    the weights the run used); null: the hub's default branch. Only for a hub id"""
     trust_remote_code: bool = False
-    """passed to `from_pretrained`"""
+    """passed to `from_pretrained`: run the model's own code from its folder or hub repository.
+    Only the caller turns it on: `tsr learn`, `tsr predict` and `tsr export` refuse a saved config
+    that asks for it unless given `--trust-remote-code`"""
     chat_template: bool = False
     """wrap prompts in the tokenizer's chat template (the paper uses raw prompts)"""
     threads: int = 0
@@ -53,6 +58,8 @@ class ModelConfig:
 
     def check(self, path: str) -> None:
         require(bool(self.path), f"{path}.path", "must not be empty")
+        require(self.revision is None or bool(self.revision.strip()), f"{path}.revision",
+                "must not be empty (or null for the default branch)")
         require(self.threads >= 0, f"{path}.threads", "must be >= 0 (0 keeps torch's default)")
         require(self.device == "auto" or self.device.split(":")[0] in ("cpu", "cuda", "mps"),
                 f"{path}.device", f"{self.device!r} is not auto, cpu, cuda, cuda:N or mps")

@@ -116,26 +116,57 @@ def _check_layout(root: Path) -> None:
     raise DataError(f"{root}: no TRACE task folders ({', '.join(TRACE8)}){hint}")
 
 
-def _pool_file(folder: Path, name: str, missing_train: str) -> tuple[Path, str]:
+def _pool_file(folder: Path, missing_train: str) -> tuple[Path, str]:
     train = folder / "train.json"
-    if train.is_file():
-        return train, "train"
-    if missing_train == "eval" and (folder / "eval.json").is_file():
+    if not train.is_file() and missing_train == "eval" and (folder / "eval.json").is_file():
         return folder / "eval.json", "eval"
-    raise DataError(f"{train}: split 'train' of task {name!r} not found (TRACE's 500-example release "
-                    "has no MeetingBank/train.json); set stream.options.missing_train=eval to train on "
-                    "eval.json instead, or leave the task out with stream.options.tasks")
+    return train, "train"
+
+
+def _missing(root: Path, names: list[str], missing_train: str) -> list[tuple[str, Path]]:
+    """(task, what is missing) for every selected task: its folder, or a split file the stream
+    needs (``train.json`` unless ``eval.json`` stands in for it, and ``test.json``)."""
+    out = []
+    for name in names:
+        folder = root / name
+        if not folder.is_dir():
+            out.append((name, folder))
+            continue
+        if _pool_file(folder, missing_train)[0].name == "train.json" and not (folder / "train.json").is_file():
+            out.append((name, folder / "train.json"))
+        if not (folder / "test.json").is_file():
+            out.append((name, folder / "test.json"))
+    return out
+
+
+def _missing_error(root: Path, missing: list[tuple[str, Path]]) -> DataError:
+    """One line listing everything missing, with what to do about it."""
+    if len(missing) == 1:
+        name, path = missing[0]
+        what = "task folder" if path.name == name else f"split '{path.stem}'"
+        head = f"{path}: {what} of TRACE task {name!r} not found"
+    else:
+        listed = ", ".join(f"{p.relative_to(root)}{'/' if p.name == n else ''}" for n, p in missing)
+        head = f"{root}: {len(missing)} TRACE files and folders not found ({listed})"
+    hints = []
+    trains = [n for n, p in missing if p.name == "train.json"]
+    substitutes = [n for n in trains if (root / n / "eval.json").is_file()]
+    if "MeetingBank" in trains and not root.name.endswith(("_1000", "_5000")):
+        hints.append("TRACE's 500-example release has no MeetingBank/train.json")
+    if substitutes:
+        hints.append(f"set stream.options.missing_train=eval to train {', '.join(substitutes)} on eval.json instead")
+    hints.append("leave the tasks out with stream.options.tasks, or point stream.root at a complete TRACE folder")
+    return DataError(f"{head}; {'; '.join(hints)}")
 
 
 def load_trace8_task(root: Path, name: str, opts: Trace8Options) -> Task:
     """One TRACE-8 task with the benchmark's kind, ScienceQA letters and pool substitute."""
     folder = root / name
-    if not folder.is_dir():
-        raise DataError(f"{folder}: task folder of TRACE task {name!r} not found")
-    pool_path, pool_split = _pool_file(folder, name, opts.missing_train)
+    missing = _missing(root, [name], opts.missing_train)
+    if missing:
+        raise _missing_error(root, missing)
+    pool_path, pool_split = _pool_file(folder, opts.missing_train)
     test_path = folder / "test.json"
-    if not test_path.is_file():
-        raise DataError(f"{test_path}: split 'test' of task {name!r} not found")
     pool = nonempty(examples_from_array(pool_path), pool_path, "training split")
     tests = nonempty(examples_from_array(test_path), test_path, "test split")
     if name == "ScienceQA":
@@ -157,4 +188,7 @@ def build_trace8(root: Path | None, options: dict[str, Any]) -> Stream:
     names = select_tasks(list(TRACE8), opts.tasks, BENCHMARK)
     root = require_root(root, BENCHMARK, "the TRACE task folders (e.g. LLM-CL-Benchmark_500)")
     _check_layout(root)
+    missing = _missing(root, names, opts.missing_train)  # all of them at once, not the first
+    if missing:
+        raise _missing_error(root, missing)
     return Stream("trace8", tuple(load_trace8_task(root, name, opts) for name in names))

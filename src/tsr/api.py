@@ -89,7 +89,7 @@ def compare(config: Config = None, overrides: Sequence[str] = (), *, methods: Se
     return {key: folders[key] for key in sorted(folders)}
 
 
-def probe(config: Config = None, overrides: Sequence[str] = (), *, arms: Sequence[str] = ("target", "full", "mixed"),
+def probe(config: Config = None, overrides: Sequence[str] = (), *, arms: Sequence[str] | None = None,
           seeds: Sequence[int] = (0,), targets: Sequence[str] | None = None, sources: Sequence[str] | None = None,
           workers: int = 1, out: str | Path | None = None) -> dict:
     """The probe protocol (``tsr probe``): train the ``arms`` of every target (and source, for
@@ -97,7 +97,7 @@ def probe(config: Config = None, overrides: Sequence[str] = (), *, arms: Sequenc
     ``<out_dir>/probe-<stream>-<fingerprint>``). Arms saved there before are not run again.
     Returns what ``report.json`` holds: ``headroom`` with ``full`` arms, the transfer ``matrix``
     with ``mixed`` arms."""
-    from .experiments.probe.plan import load_probe_stream, plan_jobs, probe_dir
+    from .experiments.probe.plan import DEFAULT_ARMS, load_probe_stream, plan_jobs, probe_dir
     from .experiments.probe.run import run_probe
     from .experiments.probe.report import designed_relations, write_report
 
@@ -105,7 +105,7 @@ def probe(config: Config = None, overrides: Sequence[str] = (), *, arms: Sequenc
     _local_only(cfg, [], workers)
     stream = load_probe_stream(cfg)
     jobs = plan_jobs(stream, [int(s) for s in seeds], list(targets) if targets else None,
-                        list(sources) if sources else None, list(arms))
+                        list(sources) if sources else None, list(arms or DEFAULT_ARMS))
     folder = Path(out) if out is not None else probe_dir(cfg, stream)
     done = run_probe(cfg, jobs, folder, workers)
     done = [a for a in done if a["target"] in stream.names and a["source"] in (None, *stream.names)]

@@ -26,9 +26,10 @@ import yaml
 from .errors import ConfigError
 from .methods.registry import MethodSpec, resolve_method
 from .model.settings import LoraConfig, ModelConfig
+from .data.collate import EVAL_BATCH
 from .data.names import MAX_RUN_NAME_BYTES, unsafe_reason
 from .data.records import parse_yaml, read_utf8
-from .schema import build, require, to_plain
+from .schema import build, neutral_values, require, result_data, setting, to_plain
 
 PRESET_DIR = "presets"
 
@@ -96,7 +97,7 @@ class TrainConfig:
     per batch); `auto` = cached on CPU, hidden on GPUs"""
     teacher_cache_mb: float = 2048.0
     """memory budget of the teacher cache (changes speed, never results)"""
-    checkpoint_minutes: float = 10.0
+    checkpoint_minutes: float = setting(10.0, result=False)
     """save a task's progress (adapter, optimiser, random streams) every this many minutes, after
     the step that passes the interval, so an interrupted run resumes within the task; 0: only when
     a task ends (changes when state is saved, never results)"""
@@ -117,9 +118,9 @@ class EvalConfig:
     also scores unseen tasks and the zero-shot row; ``predictions`` also decodes every scored
     test set greedily, saves the answers and scores generation tasks by their metric."""
 
-    batch_size: int = 16
+    batch_size: int = EVAL_BATCH
     """examples per evaluation forward pass"""
-    schedule: str = "metrics"
+    schedule: str = setting("metrics", neutral="full")
     """which seen tasks are scored after each task: `metrics` (what Overall, Plas and BWT need:
     the task just learnt, and every task after the last one; O(K) scorings), `full` (every seen
     task after every task: the whole lower triangle of the results matrix, O(K^2)), or
@@ -127,12 +128,12 @@ class EvalConfig:
     all_tasks: bool = False
     """evaluate every task after each task, and the zero-shot row before the first (implies full
     rows)"""
-    predictions: bool = False
+    predictions: bool = setting(False, neutral=False)
     """also decode each scored task's test set greedily after each task: the answers go to
     `<run>/predictions/` (docs/rundir.md) and generation tasks are scored by their metric (ROUGE-L,
     edit similarity or SARI: docs/metrics.md) besides answer loss; without it generation tasks
     report answer loss only"""
-    extra_tokens: int = 16
+    extra_tokens: int = setting(16, only_with="predictions")
     """with `predictions`: a prediction stops at EOS or after the gold answer's tokens (with its
     EOS) plus this many"""
 
@@ -175,16 +176,16 @@ class LogConfig:
 class RunConfig:
     seed: int = 0
     """every random draw derives from it (budgets, replay data, batches, the shared initialisation)"""
-    out_dir: str = "runs"
+    out_dir: str = setting("runs", result=False)
     """where run directories go"""
-    name: str | None = None
+    name: str | None = setting(None, result=False)
     """the run directory's name; default `<stream>-<method>-s<seed>-<fingerprint>`"""
     model: ModelConfig = field(default_factory=ModelConfig)
     lora: LoraConfig = field(default_factory=LoraConfig)
     stream: StreamConfig = field(default_factory=StreamConfig)
     train: TrainConfig = field(default_factory=TrainConfig)
     eval: EvalConfig = field(default_factory=EvalConfig)
-    log: LogConfig = field(default_factory=LogConfig)
+    log: LogConfig = setting(default_factory=LogConfig, result=False)
     method: MethodSpec = field(default_factory=lambda: resolve_method({"name": "tsr"}))
     """the method or method preset (`method.name`, `tsr methods`) and that method's parameters
     (`method.*`, below)"""
@@ -202,43 +203,25 @@ class RunConfig:
         return data
 
     def fingerprint(self) -> str:
-        """Hash of everything that can change results (not where or under what name it is saved)."""
-        data = self.to_dict()
-        data.pop("out_dir")
-        data.pop("name")
-        data.pop("log")
-        data["model"].pop("threads")
-        data["train"].pop("checkpoint_minutes")
-        if not data["model"]["compile"]:
-            data["model"].pop("compile")  # eager runs keep the fingerprints they had before the key existed
-        if data["model"]["adapter_dtype"] == "float32":
-            data["model"].pop("adapter_dtype")  # likewise
-        if data["model"]["revision"] is None:
-            data["model"].pop("revision")  # likewise
-        if data["eval"]["schedule"] == "full":
-            data["eval"].pop("schedule")  # runs scored in full before the key existed keep their names
-        for key, default in LATE_METHOD_KEYS.items():  # likewise: method keys added after runs were named
-            if key in data["method"] and data["method"][key] == default:
-                data["method"].pop(key)
-        if not data["eval"]["predictions"]:  # likewise; with predictions on, results.json holds more
-            data["eval"].pop("predictions")
-            data["eval"].pop("extra_tokens")
+        """Hash of everything that can change results (not where or under what name it is saved),
+        by the one rule of :func:`tsr.schema.result_data` over every field's declaration."""
+        data = result_data(dataclasses.replace(self, method=None))
+        data["method"] = {"name": self.method.name, **result_data(self.method.params)}
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
 
 
-# Method keys added after runs were named, with the value that leaves a run unchanged: left out of
-# the fingerprint at that value, so finished runs keep their names.
-LATE_METHOD_KEYS = {"signatures": "", "signatures_proxy": False, "kd_timing": "interleaved", "kd_posthoc": 0.2,
-                    "kd_reshape": "none", "kd_gamma": 4.0, "kd_repel": 1e-3, "need": "none", "need_weight": 0.5,
-                    "need_floor": 0.5, "need_gate": "", "need_gate_min": 0.05}
+def neutral_keys() -> dict[str, Any]:
+    """Every key added after runs were saved, at the value that leaves a run's results as they
+    were (the values the fingerprint leaves out): a run folder saved before the key existed has
+    no value for it and reads as this one when runs are grouped (tsr table). Method keys are
+    those of every registered method's parameters (``method.<key>``)."""
+    from .methods.registry import METHODS
 
-# Every key added after runs were saved, at the value that leaves a run's results as they were
-# (the values :meth:`RunConfig.fingerprint` leaves out): a run folder saved before the key
-# existed has no value for it and reads as this one when runs are grouped (tsr table).
-# ``eval.extra_tokens`` only matters with ``eval.predictions`` on.
-NEUTRAL_KEYS = {"model.compile": False, "model.adapter_dtype": "float32", "model.revision": None, "eval.schedule": "full",
-                "eval.predictions": False, **{f"method.{k}": v for k, v in LATE_METHOD_KEYS.items()}}
+    out = neutral_values(RunConfig)
+    for cls in METHODS.values():
+        out.update({f"method.{k}": v for k, v in neutral_values(cls.Params).items()})
+    return out
 
 
 def preset_names() -> list[str]:
@@ -350,118 +333,3 @@ def with_method(cfg: RunConfig, section: dict[str, Any]) -> RunConfig:
 
 def dump_yaml(cfg: RunConfig) -> str:
     return yaml.safe_dump(cfg.to_dict(), sort_keys=False, allow_unicode=True)
-
-
-# -- the reference page: docs/config.md is generated from the dataclasses and the presets ------
-REFERENCE_INTRO = """# Configuration
-
-<!-- Generated from the config dataclasses and the bundled presets by
-     `python -m tsr.config > docs/config.md`; a test fails when this page is stale. -->
-
-A run is described by one typed config (`tsr/config.py`, with the `model` and `lora` sections in
-`tsr/model/settings.py`). It is built from
-
-1. the defaults below, which are the reference paper's hyperparameters (Appendix "Full-stream
-   setup");
-2. a bundled config preset (table below) or a YAML file, which may start from a preset with a
-   top-level `preset:` key; the presets are the only place a default differs from the table;
-3. `key.sub=value` overrides on the command line (values are parsed as YAML: `[a, b]`,
-   `true`, `1e-4`); a mapping given in parts merges key by key (`stream.options.a=1
-   stream.options.b=2` keeps both).
-
-Unknown keys and bad values are errors that name the key's path
-(`unknown config key 'train.lrr' (valid keys in 'train': steps, lr, ...)`). A number that is
-not finite (`inf`, `nan`) is refused wherever it appears, except `method.tau` of TSR, where
-`inf` means uniform routing. `tsr config
-[CONFIG] [key=value ...]` prints the resolved config; every run directory keeps it as
-`config.yaml`, and its hash (the *fingerprint*) names the run. Choosing another method on the
-command line (`method.name=er`) drops the previous method's parameters, so `tsr run
-method.name=er` runs ER with its own defaults.
-"""
-
-
-def _attribute_docs(cls: type) -> dict[str, str]:
-    """The docstring written under each field of a dataclass."""
-    import ast
-    import inspect
-    import textwrap
-
-    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    body, docs = tree.body[0].body, {}
-    for stmt, after in zip(body, body[1:]):
-        if isinstance(stmt, ast.AnnAssign) and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
-            docs[stmt.target.id] = " ".join(str(after.value.value).split())
-    return docs
-
-
-def _cell(value: Any) -> str:
-    text = yaml.safe_dump(value, default_flow_style=True).strip().removesuffix("...").strip()
-    return f"`{text}`"
-
-
-def _key_rows(cls: type, prefix: str) -> list[str]:
-    docs, rows = _attribute_docs(cls), []
-    for f in dataclasses.fields(cls):
-        default = f.default_factory() if f.default is dataclasses.MISSING else f.default
-        if dataclasses.is_dataclass(default) and not isinstance(default, MethodSpec):
-            rows += _key_rows(type(default), f"{prefix}{f.name}.")
-        elif isinstance(default, MethodSpec):
-            rows.append(f"| `method.name` | `{default.name}` | {docs.get(f.name, '')} |")
-        else:
-            rows.append(f"| `{prefix}{f.name}` | {_cell(default)} | {docs.get(f.name, '')} |")
-    return rows
-
-
-def reference_markdown() -> str:
-    """docs/config.md: every key with its default and meaning, the config presets, and every
-    method's parameters, from the dataclasses and the bundled presets."""
-    from .methods.registry import METHODS, PRESETS
-
-    out = [REFERENCE_INTRO, "## Config presets\n", "| preset | differs from the defaults in | what it is |", "|---|---|---|"]
-    for name in preset_names():
-        text = resources.files("tsr").joinpath(PRESET_DIR, f"{name}.yaml").read_text(encoding="utf-8")
-        first = _first_sentence(text)
-        keys = ", ".join(f"`{k}`" for k in _flat_keys(_read_yaml(text, f"preset {name}")))
-        out.append(f"| `{name}` | {keys} | {first} |")
-    out += ["", "## Keys\n", "| key | default | meaning |", "|---|---|---|", *_key_rows(RunConfig, ""), ""]
-    out += ["## Method parameters\n", "`method.name` picks a method or a method preset; the other `method.*` keys are "
-            "that method's parameters (docs/methods.md says where each default comes from).\n",
-            "| method | parameters and defaults |", "|---|---|"]
-    for name in sorted(METHODS):
-        params = to_plain(METHODS[name].Params())
-        listed = ", ".join(f"`{k}={_cell(v)[1:-1]}`" for k, v in params.items()) or "none"
-        out.append(f"| `{name}` | {listed} |")
-    out += ["", "| method preset | method and parameters |", "|---|---|"]
-    for name in sorted(PRESETS):
-        base, params, _ = PRESETS[name]
-        listed = ", ".join(f"`{k}={_cell(v)[1:-1]}`" for k, v in params.items())
-        out.append(f"| `{name}` | `{base}`{': ' + listed if listed else ''} |")
-    return "\n".join(out) + "\n"
-
-
-def _first_sentence(text: str) -> str:
-    """The first sentence of a preset file's leading comment."""
-    lines = []
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        lines.append(line[1:].strip())
-    words = " ".join(lines)
-    end = words.find(". ")
-    return words if end < 0 else words[: end + 1]
-
-
-def _flat_keys(data: dict[str, Any], prefix: str = "") -> list[str]:
-    keys = []
-    for key, value in data.items():
-        if isinstance(value, dict) and key != "options":
-            keys += _flat_keys(value, f"{prefix}{key}.")
-        else:
-            keys.append(f"{prefix}{key}")
-    return keys
-
-
-if __name__ == "__main__":
-    import sys
-
-    sys.stdout.write(reference_markdown())

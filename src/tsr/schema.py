@@ -26,6 +26,78 @@ def infinite(default: float) -> Any:
     return dataclasses.field(default=default, metadata={"infinite": True})
 
 
+_UNSET = object()
+
+
+def setting(default: Any = dataclasses.MISSING, *, neutral: Any = _UNSET, result: bool = True,
+            only_with: str | None = None, default_factory: Any = dataclasses.MISSING) -> Any:
+    """A config field with what :func:`result_data` needs to know of it.
+
+    ``result=False``: the key never changes results (where a run is saved, how often it logs),
+    so it is not part of a run's fingerprint. ``neutral``: a key added after runs were named,
+    and the value at which it leaves them as they were; at that value it is left out, so those
+    runs keep their names. ``only_with``: the key matters only when that sibling field is not at
+    its own neutral value."""
+    metadata: dict = {"result": result}
+    if neutral is not _UNSET:
+        metadata["neutral"] = neutral
+    if only_with is not None:
+        metadata["only_with"] = only_with
+    return dataclasses.field(default=default, default_factory=default_factory, metadata=metadata)
+
+
+def neutral_values(cls: type, prefix: str = "") -> dict[str, Any]:
+    """``{dotted key: neutral value}`` of every field of ``cls`` (and its nested dataclasses)
+    declared with a neutral value."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if "neutral" in f.metadata:
+            out[prefix + f.name] = f.metadata["neutral"]
+        default = f.default_factory() if f.default is dataclasses.MISSING and \
+            f.default_factory is not dataclasses.MISSING else f.default
+        if dataclasses.is_dataclass(default) and not isinstance(default, type):
+            out.update(neutral_values(type(default), f"{prefix}{f.name}."))
+    return out
+
+
+def not_results(cls: type, prefix: str = "") -> list[str]:
+    """Dotted keys of the fields of ``cls`` declared ``result=False`` (a whole section ends
+    with a dot: ``log.``)."""
+    out: list[str] = []
+    for f in dataclasses.fields(cls):
+        default = f.default_factory() if f.default is dataclasses.MISSING and \
+            f.default_factory is not dataclasses.MISSING else f.default
+        section = dataclasses.is_dataclass(default) and not isinstance(default, type)
+        if not f.metadata.get("result", True):
+            out.append(prefix + f.name + ("." if section else ""))
+        elif section:
+            out += not_results(type(default), f"{prefix}{f.name}.")
+    return out
+
+
+def result_data(obj: Any) -> Any:
+    """Plain data of ``obj`` with only what can change results, by one rule over its fields'
+    declarations (:func:`setting`): a field is left out when it is not a result setting, when it
+    is at its neutral value, or when the sibling it only matters with is at that sibling's
+    neutral value. What a run's fingerprint hashes."""
+    if not (dataclasses.is_dataclass(obj) and not isinstance(obj, type)):
+        return to_plain(obj)
+    fields = {f.name: f for f in dataclasses.fields(obj)}
+
+    def at_neutral(name: str) -> bool:
+        meta = fields[name].metadata
+        return "neutral" in meta and getattr(obj, name) == meta["neutral"]
+
+    out = {}
+    for name, f in fields.items():
+        if not f.metadata.get("result", True) or at_neutral(name):
+            continue
+        if f.metadata.get("only_with") and at_neutral(f.metadata["only_with"]):
+            continue
+        out[name] = result_data(getattr(obj, name))
+    return out
+
+
 def _finite(value: Any, path: str, allow_inf: bool = False) -> Any:
     """``value``, or a ConfigError when it is (or holds) a number that is not finite."""
     if isinstance(value, float) and not math.isfinite(value) and not (allow_inf and not math.isnan(value)):
@@ -183,4 +255,4 @@ def require(condition: bool, path: str, message: str) -> None:
         raise ConfigError(f"config key '{path}': {message}")
 
 
-__all__ = ["build", "coerce", "infinite", "to_plain", "require"]
+__all__ = ["build", "coerce", "infinite", "neutral_values", "not_results", "require", "result_data", "setting", "to_plain"]

@@ -2,7 +2,8 @@
 
 from pathlib import Path
 
-from tsr.config import RunConfig, reference_markdown
+from tsr.config import RunConfig
+from tsr.interface.config_reference import reference_markdown
 from tsr.methods.registry import METHODS
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "config.md"
@@ -10,7 +11,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "config.md"
 
 def test_config_reference_is_current():
     assert DOC.read_text(encoding="utf-8") == reference_markdown(), \
-        "docs/config.md is stale: regenerate it with `python -m tsr.config > docs/config.md`"
+        "docs/config.md is stale: regenerate it with `python -m tsr.interface.config_reference > docs/config.md`"
 
 
 def test_every_key_and_method_is_documented_with_a_meaning():

@@ -11,6 +11,10 @@ from ..data.collate import IGNORE
 
 KDMask = Literal["attended", "answer"]
 
+# The reference paper's distillation temperature T (Appendix "Full-stream setup"), also LwF's in
+# the TRACE code; every KD term's default.
+KD_TEMPERATURE = 2.0
+
 
 def token_nll(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Per-token negative log-likelihood of the next token, and the mask of scored tokens.
@@ -51,7 +55,7 @@ def kd_mask(kind: KDMask, attention_mask: torch.Tensor, labels: torch.Tensor) ->
 
 
 def kd_kl(student_logits: torch.Tensor, teacher_logits: torch.Tensor, mask: torch.Tensor,
-          temperature: float = 2.0) -> torch.Tensor:
+          temperature: float = KD_TEMPERATURE) -> torch.Tensor:
     """KL(teacher || student) of token distributions at ``temperature``, scaled by T^2.
 
     Averaged over the positions in ``mask``; the teacher is treated as a constant.
@@ -61,7 +65,7 @@ def kd_kl(student_logits: torch.Tensor, teacher_logits: torch.Tensor, mask: torc
 
 
 def kd_kl_from_log_probs(student_logits: torch.Tensor, teacher_log_probs: torch.Tensor, mask: torch.Tensor,
-                         temperature: float = 2.0) -> torch.Tensor:
+                         temperature: float = KD_TEMPERATURE) -> torch.Tensor:
     """:func:`kd_kl` given the teacher's log-probabilities at ``temperature`` (what a teacher
     cache keeps, so a step does not recompute the teacher's softmax)."""
     t = float(temperature)

@@ -28,6 +28,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
+from ..data.collate import EVAL_BATCH
 from ..data.example import Example
 from ..model.adapter import State
 from ..model.learner import Learner
@@ -36,7 +37,7 @@ from .losses import masked_ce
 
 @torch.no_grad()
 def replay_loss(learner: Learner, examples: Sequence[Example], state: State | None = None,
-                batch_size: int = 16) -> float:
+                batch_size: int = EVAL_BATCH) -> float:
     """Mean answer loss of ``examples`` under ``state`` (the adapter as it is when None),
     example-weighted over batches of ``batch_size``."""
     encoded = learner.encoder.encode_all(list(examples), "replay data")

@@ -35,6 +35,8 @@ SignatureKind = Literal["gradb", "gradb_norm", "gradb_last4"]
 # the kinds TSR can route on and the default audit of `tsr probe --signatures`
 SIGNATURE_KINDS: tuple[str, ...] = ("gradb", "gradb_norm", "gradb_last4")
 
+PROBE_BATCHES = 10  # the paper's m: probe batches per signature (Appendix "Full-stream setup")
+
 
 @dataclass(frozen=True)
 class SignatureSpec:

@@ -53,9 +53,12 @@ def _padding_log_prob(vocab: int, temperature: float) -> float:
     return float(F.log_softmax(torch.zeros(1, vocab) / temperature, dim=-1)[0, 0])
 
 
+CHUNK = 8  # examples per forward when computing logits to keep
+
+
 class Teachers:
     def __init__(self, learner: Learner, mode: TeacherMode = "cached", budget_mb: float = 2048,
-                 chunk: int = 8):
+                 chunk: int = CHUNK):
         self.learner = learner
         self.mode = mode
         self.budget = int(budget_mb * 2**20)

@@ -19,6 +19,8 @@ from .example import Example
 
 IGNORE = -100
 
+EVAL_BATCH = 16  # examples per evaluation or decoding forward pass, unless a caller says otherwise
+
 
 @dataclass(frozen=True, slots=True)
 class Encoded:

@@ -15,7 +15,7 @@ from typing import Sequence
 import torch
 
 from ..cl.losses import exact_match_rows, token_nll
-from ..data.collate import Encoded, fit
+from ..data.collate import EVAL_BATCH, Encoded, fit
 from ..model.learner import Learner
 
 
@@ -36,7 +36,7 @@ def _length_sorted(encoded: Sequence[Encoded]) -> list[int]:
 
 
 @torch.no_grad()
-def example_correct(learner: Learner, encoded: Sequence[Encoded], batch_size: int = 16) -> tuple[list[bool], list[float], list[int]]:
+def example_correct(learner: Learner, encoded: Sequence[Encoded], batch_size: int = EVAL_BATCH) -> tuple[list[bool], list[float], list[int]]:
     """Per example: teacher-forced exact match, summed answer NLL, number of answer tokens."""
     correct = [False] * len(encoded)
     nll_sum = [0.0] * len(encoded)
@@ -70,7 +70,7 @@ def scored_tasks(t: int, k: int, period: int, all_tasks: bool = False) -> list[i
     return [t]
 
 
-def evaluate(learner: Learner, encoded: Sequence[Encoded], batch_size: int = 16) -> Score:
+def evaluate(learner: Learner, encoded: Sequence[Encoded], batch_size: int = EVAL_BATCH) -> Score:
     """Exact match and token-weighted answer loss of a test set."""
     correct, nll_sum, count = example_correct(learner, encoded, batch_size)
     tokens = max(sum(count), 1)

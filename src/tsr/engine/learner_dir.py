@@ -33,6 +33,7 @@ import yaml
 
 from ..atomic import remove_leftovers, replace_dir, temp_dir, write_jsonl, write_text, writing
 from ..config import RunConfig, dump_yaml, load_config
+from ..data.collate import EVAL_BATCH
 from ..data.example import TaskKind
 from ..data.jsonl import examples_from_jsonl, prompts_from_jsonl
 from ..data.names import unsafe_reason
@@ -48,6 +49,8 @@ from .rundir import RunDir, refuse_links
 CONFIG, STREAM, TASKS, RUN = "learner.yaml", "stream.yaml", "tasks", "run"
 # a classification task's answers are labels: few distinct values, each used more than once
 MAX_LABELS = 20
+
+MAX_NEW_TOKENS = 128  # tsr predict: the longest answer decoded
 
 
 def _yaml(data: dict) -> str:
@@ -231,7 +234,7 @@ def _check(cfg: RunConfig, folder: Path, entries: list[dict]) -> None:
         draw_data(trial, check_stream(trial))
 
 
-def predict(folder: Path, inputs: Path, out: Path, batch_size: int = 16, max_new_tokens: int = 128,
+def predict(folder: Path, inputs: Path, out: Path, batch_size: int = EVAL_BATCH, max_new_tokens: int = MAX_NEW_TOKENS,
             trust_remote_code: bool = False) -> int:
     """Greedy answers of the learner's current adapter to the prompts of ``inputs`` (JSONL,
     :func:`tsr.data.jsonl.prompts_from_jsonl`), written to ``out`` as JSONL (``prompt``,

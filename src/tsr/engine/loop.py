@@ -175,7 +175,7 @@ class StepLog:
     """A step callback that writes the mean loss terms of every ``every`` steps to the run log,
     and to ``also`` (TensorBoard) when given."""
 
-    def __init__(self, run: Log, every: int = 25, also: "TensorBoardLog | None" = None):
+    def __init__(self, run: Log, every: int, also: "TensorBoardLog | None" = None):
         self.run, self.every, self.also, self.window = run, every, also, {}
 
     def __call__(self, index: int, step: int, steps: int, terms: dict[str, float]) -> None:

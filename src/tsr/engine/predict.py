@@ -41,7 +41,7 @@ def prompt_ids(enc: Encoded, max_length: int, eos_id: int) -> list[int]:
 
 
 def predict(learner: Learner, examples: Sequence[Example], encoded: Sequence[Encoded], metric: str | None,
-            batch_size: int = 16, extra_tokens: int = 16) -> tuple[Score, list[dict[str, Any]]]:
+            batch_size: int, extra_tokens: int) -> tuple[Score, list[dict[str, Any]]]:
     """The score of a test set (exact match, answer loss and, with ``metric``, that metric's
     mean) and one record per example: ``index``, ``prompt``, ``answer``, ``prediction`` (the
     greedy answer as text, without EOS), ``stop`` (``eos`` or ``length``), ``correct``
@@ -67,7 +67,7 @@ def predict(learner: Learner, examples: Sequence[Example], encoded: Sequence[Enc
 
 
 def predict_tasks(learner: Learner, stream: Stream, tests: Sequence[Sequence[Encoded]], indices: Sequence[int],
-                  folder: Path, batch_size: int = 16, extra_tokens: int = 16) -> dict[int, Score]:
+                  folder: Path, batch_size: int, extra_tokens: int) -> dict[int, Score]:
     """Score and predict the test sets of ``indices`` (``tests[i]`` encodes the first examples of
     task i's test set) and write the predictions into ``folder`` as a whole."""
     scores, files = {}, {}

@@ -25,15 +25,18 @@ from typing import Any, Iterable
 import yaml
 
 from ..atomic import _umask, strict
-from ..config import NEUTRAL_KEYS
+from ..config import RunConfig, neutral_keys
 from ..data.records import read_yaml
+from ..schema import not_results
 from ..errors import RunError
 from .results import load_results
 
 INDEX = "index.sqlite"
-# Keys that never separate runs: the seed varies within a cell; the rest do not change results.
-NOT_A_SETTING = ("seed", "out_dir", "name", "model.threads", "train.checkpoint_minutes")
-NOT_A_SETTING_PREFIXES = ("log.",)
+# Keys that never separate runs: the seed varies within a cell; the rest do not change results
+# (declared so in the config: tsr.schema.setting(result=False)).
+_NOT_RESULTS = not_results(RunConfig)
+NOT_A_SETTING = ("seed", *(k for k in _NOT_RESULTS if not k.endswith(".")))
+NOT_A_SETTING_PREFIXES = tuple(k for k in _NOT_RESULTS if k.endswith("."))
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -69,9 +72,9 @@ def is_setting(key: str) -> bool:
 
 def comparable(config: dict[str, str] | None) -> dict[str, str]:
     """A flattened config as runs are grouped by: a key added after the run was saved reads as
-    its neutral value (:data:`tsr.config.NEUTRAL_KEYS`), and ``eval.extra_tokens`` counts only
+    its neutral value (:func:`tsr.config.neutral_keys`), and ``eval.extra_tokens`` counts only
     with predictions on."""
-    out = {**{k: _text(v) for k, v in NEUTRAL_KEYS.items()}, **(config or {})}
+    out = {**{k: _text(v) for k, v in neutral_keys().items()}, **(config or {})}
     if out.get("eval.predictions") != "true":
         out.pop("eval.extra_tokens", None)
     return out

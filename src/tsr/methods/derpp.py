@@ -45,11 +45,11 @@ from ..cl.losses import masked_ce
 from ..errors import ConfigError
 from ..rng import restore_rng, rng_state
 from ..schema import require
+from ..cl.teachers import CHUNK  # examples per forward when storing logits
 from .base import Method, MethodState, require_replay
 from .context import Draw, TaskContext
 from .derpp_logits import TopK, stack, topk_match, topk_rows
 
-CHUNK = 8  # examples per forward when storing logits
 
 
 @dataclass

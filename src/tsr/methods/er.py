@@ -19,9 +19,12 @@ from .base import Method, require_replay
 from .context import TARGET, Draw, TaskContext
 
 
+REPLAY_RATIO = 0.5  # the paper's alpha for ER and TSR (Appendix "Full-stream setup")
+
+
 @dataclass
 class ERParams:
-    alpha: float = 0.5
+    alpha: float = REPLAY_RATIO
 
     def check(self, path: str) -> None:
         require(0.0 <= self.alpha <= 1.0, f"{path}.alpha", "replay ratio must be in [0, 1]")

@@ -24,17 +24,20 @@ from typing import Any
 import torch
 
 from ..cl.fisher import quadratic_penalty
+from ..cl.signatures import PROBE_BATCHES
 from ..schema import require
 from .base import Method
 from .carrier_source import SourcePicker, check_source, check_source_in_stream
 from .context import Draw, TaskContext
 
+MU = 0.1  # the paper's better anchor strength (0.4526 at mu = 0.1 against 0.4410 at mu = 1)
+
 
 @dataclass
 class L2AnchorParams:
-    mu: float = 0.1
+    mu: float = MU
     source: str = "previous"
-    probe_batches: int = 10
+    probe_batches: int = PROBE_BATCHES
 
     def check(self, path: str) -> None:
         require(self.mu >= 0.0, f"{path}.mu", "anchor strength must be >= 0")

@@ -30,6 +30,7 @@ from typing import Any, Literal
 import torch
 
 from ..model.adapter import State
+from ..cl.losses import KD_TEMPERATURE
 from ..schema import require
 from .base import Method, ce_and_distillation
 from .context import Draw, TaskContext
@@ -38,7 +39,7 @@ from .context import Draw, TaskContext
 @dataclass
 class LwFParams:
     weight: float = 1.0
-    temperature: float = 2.0
+    temperature: float = KD_TEMPERATURE
     kd_mask: Literal["attended", "answer"] = "attended"
 
     def check(self, path: str) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 import torch
 
+from ..cl.signatures import PROBE_BATCHES
 from .base import Method
 from .carrier_source import SourcePicker, check_source, check_source_in_stream
 from .context import TaskContext
@@ -33,7 +34,7 @@ from .context import TaskContext
 @dataclass
 class ParamInitParams:
     source: str = "previous"
-    probe_batches: int = 10
+    probe_batches: int = PROBE_BATCHES
 
     def check(self, path: str) -> None:
         check_source(self.source, self.probe_batches, path)

@@ -26,9 +26,8 @@ from torch import nn
 
 from ..errors import ModelError
 from ..rng import torch_rng
-from .settings import LoraConfig
+from .settings import LoraConfig, QKVO
 
-QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
 # Attention projections per architecture (config.model_type): tsr's own table, consulted before
 # PEFT's default targets, because the reference paper adapts q, k, v and o where PEFT's mapping
 # names only q and v (llama, qwen2, gemma, mistral).

@@ -17,12 +17,13 @@ from typing import Sequence
 
 import torch
 
+from ..data.collate import EVAL_BATCH
 from .learner import Learner, eager_execution
 
 
 @torch.no_grad()
 def greedy_batch(learner: Learner, prompts: Sequence[Sequence[int]], max_new_tokens: int | Sequence[int],
-                 batch_size: int = 16, cache: bool = True) -> list[list[int]]:
+                 batch_size: int = EVAL_BATCH, cache: bool = True) -> list[list[int]]:
     """Greedy continuation of each of ``prompts`` (token ids), up to and including EOS, at most
     ``max_new_tokens`` tokens (one budget for all, or one per prompt), in input order.
 

@@ -38,8 +38,8 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from ..errors import ModelError
+from .settings import QKVO
 
-QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
 # Keys of config.json that decide whether a folder is the preset's architecture.
 CHECKED = ("model_type", "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads")
 

@@ -20,7 +20,7 @@ from typing import Callable
 import torch
 
 from ..atomic import write_json
-from ..data.synth.corpus import corpus_text
+from ..data.synth.corpus import INSTRUCTION_SHARE, corpus_text
 from ..rng import derive_seed, numpy_rng
 from ..schema import require, to_plain
 from .tiny import reload_tokenizer, save_pretrained, tiny_config, tiny_model, train_tokenizer
@@ -42,7 +42,7 @@ class PretrainConfig:
     warmup: int = 200
     weight_decay: float = 0.01
     max_length: int = 160
-    instruction_share: float = 0.6
+    instruction_share: float = INSTRUCTION_SHARE
     options_share: float = 0.0
     """share of the instruction examples that list their answers (0: the bundled base's corpus)"""
     threads: int = 0

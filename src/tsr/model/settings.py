@@ -9,7 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..schema import require
+from ..schema import require, setting
+
+# the reference paper's LoRA targets: the attention projections q, k, v, o
+QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
 
 
 @dataclass
@@ -30,13 +33,13 @@ class ModelConfig:
     checks the folder is that architecture and says what to download when it is missing"""
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     """`auto` (bf16 on CUDA where supported, fp32 elsewhere), `float32`, `bfloat16`, `float16`"""
-    adapter_dtype: Literal["float32", "bfloat16"] = "float32"
+    adapter_dtype: Literal["float32", "bfloat16"] = setting("float32", neutral="float32")
     """dtype of the trainable adapter parameters and their optimiser state: `float32` (PEFT's
     default, upcast over a bf16 base) or `bfloat16` (as the reference paper's code trains its
     LoRA factors on GPU)"""
     device: str = "auto"
     """`auto`, `cpu`, `cuda`, `cuda:N`, `mps`"""
-    revision: str | None = None
+    revision: str | None = setting(None, neutral=None)
     """a hub id's branch, tag or commit to load (passed to `from_pretrained`; a commit hash pins
     the weights the run used); null: the hub's default branch. Only for a hub id"""
     trust_remote_code: bool = False
@@ -45,9 +48,9 @@ class ModelConfig:
     that asks for it unless given `--trust-remote-code`"""
     chat_template: bool = False
     """wrap prompts in the tokenizer's chat template (the paper uses raw prompts)"""
-    threads: int = 0
+    threads: int = setting(0, result=False)
     """torch CPU threads (0 = torch's default)"""
-    compile: bool | Literal["auto"] = False
+    compile: bool | Literal["auto"] = setting(False, neutral=False)
     """`true`: each transformer block is compiled in place (`torch.compile(dynamic=True)`, regional
     compilation: the model's blocks share one graph, so a process compiles one block), and the
     batch forwards (training, evaluation, teachers, signatures) run through them; `auto`: only

@@ -29,6 +29,7 @@ from .lexicon import (
 # How often a reaction follows an adjective's tone: clearly for the familiar half of the
 # adjectives, faintly for the other half (chance would be 1/3).
 CLEAR, FAINT = 0.9, 0.5
+INSTRUCTION_SHARE = 0.6  # of the bundled base's pretraining texts: instruction examples
 
 Rng = np.random.Generator
 ALL_VERBS = VERBS + RARE_VERBS
@@ -206,7 +207,7 @@ def instruction(rng: Rng, lex: Lexicon | None = None) -> str:
     return prompt("Copy the code.", code) + " " + code.strip()
 
 
-def corpus_text(rng: Rng, instruction_share: float = 0.6, lex: Lexicon | None = None,
+def corpus_text(rng: Rng, instruction_share: float = INSTRUCTION_SHARE, lex: Lexicon | None = None,
                 options_share: float = 0.0) -> str:
     """One training text: an instruction example, or one to three ordinary sentences.
 

@@ -30,6 +30,7 @@ from safetensors import SafetensorError
 from safetensors.torch import load_file
 
 from ...atomic import write_tensors
+from ...methods.l2_anchor import MU
 from ...cl.memory import TaskRecord
 from ...data.example import Task
 from ...errors import RunError, reason
@@ -39,7 +40,7 @@ from ...methods.param_init import ParamInit, ParamInitParams
 from ...model.adapter import State
 
 CARRIERS = ("init", "anchor")
-DEFAULT_MU = 0.1  # the paper's better anchor strength (0.4526 at mu = 0.1 vs 0.4410 at mu = 1)
+DEFAULT_MU = MU  # the L2 anchor's default strength
 SOURCES_DIR = "sources"
 
 

@@ -38,7 +38,7 @@ from typing import Any, Sequence
 import torch
 
 from ...cl.losses import masked_ce
-from ...cl.signatures import similarity, take
+from ...cl.signatures import PROBE_BATCHES, similarity, take
 from ...config import RunConfig
 from ...data.example import Stream
 from ...data.sampling import BatchStream
@@ -49,7 +49,8 @@ from ..probe.plan import arm_examples
 from ..signatures.run import probe_batches
 from .report import summarise
 
-SCALES = (0.25, 0.5, 1.0)
+SCALES = (0.25, 0.5, 1.0)  # the paper's step scales, times the one-step displacement
+REPS = 30  # the paper's repetitions per state
 
 
 def _params(learner: Learner) -> list[tuple[str, torch.nn.Parameter]]:
@@ -90,7 +91,7 @@ def one_step_displacement(learner: Learner, grad: torch.Tensor, lr: float) -> fl
 
 
 def intervene(learner: Learner, cfg: RunConfig, stream: Stream, target: str, sources: Sequence[str],
-              reps: int = 30, scales: Sequence[float] = SCALES, seed: int = 0, state: dict | None = None,
+              reps: int = REPS, scales: Sequence[float] = SCALES, seed: int = 0, state: dict | None = None,
               signature: str | None = "gradb") -> dict[str, Any]:
     """The intervention for one target at ``state`` (default: the shared initialisation of
     ``seed``); plain data for JSON (:func:`tsr.experiments.intervention.report.summarise`)."""
@@ -149,6 +150,6 @@ def _repetition(learner: Learner, theta: dict, rep: int, g_t: torch.Tensor, g_re
 
 
 def _signature_scores(learner, cfg, stream, target, sources, seed, kind) -> dict[str, float]:
-    probe = probe_batches(learner, cfg, stream, seed, 10)
+    probe = probe_batches(learner, cfg, stream, seed, PROBE_BATCHES)
     sigs = {name: take(kind, learner, probe[name]) for name in [target, *sources]}
     return {s: float(similarity(kind, sigs[s], sigs[target])) for s in sources}

@@ -21,10 +21,11 @@ from pathlib import Path
 from ...data.records import read_yaml, require_file
 from ...engine.compare import Point
 from ...errors import ConfigError
+from ...model.settings import QKVO as LORA_QKVO
 from ..grid import check_methods
 
 DEFAULT_METHODS = ("seqft", "er", "tsr")
-QKVO = "lora.targets=[q_proj,k_proj,v_proj,o_proj]"
+QKVO = f"lora.targets=[{','.join(LORA_QKVO)}]"  # LoRA on the attention projections only
 
 # The calibration targets, as fixed by the regime issue before any point was measured:
 # (what, statistic, low, high); a statistic is a seed mean.

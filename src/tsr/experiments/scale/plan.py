@@ -28,13 +28,14 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...cl.signatures import PROBE_BATCHES
 from ...config import RunConfig
 from ...data.example import Stream
 from ...data.names import unsafe_reason
 from ...errors import ConfigError, ModelError
 from ..probe import plan as pr
 
-ARMS = ("target", "full", "mixed")
+ARMS = pr.DEFAULT_ARMS  # the arms a scale audit may run: the probe's own
 
 
 DEFAULT_ARMS = ("target", "full")
@@ -49,7 +50,7 @@ class ScalePlan:
     sources: tuple[str, ...] | None
     arms: tuple[str, ...]
     signatures: tuple[str, ...] = ()
-    probe_batches: int = 10
+    probe_batches: int = PROBE_BATCHES
 
 
 def check_model(cfg: RunConfig, path: str) -> None:
@@ -68,7 +69,7 @@ def check_model(cfg: RunConfig, path: str) -> None:
 
 def plan_scale(cfg: RunConfig, stream: Stream, models: list[str], labels: list[str] | None, seeds: list[int],
                targets: list[str] | None = None, sources: list[str] | None = None, arms: list[str] | None = None,
-               signatures: list[str] | None = None, probe_batches: int = 10) -> ScalePlan:
+               signatures: list[str] | None = None, probe_batches: int = PROBE_BATCHES) -> ScalePlan:
     """Check everything before anything runs: at least two models, each one that exists,
     labels one per model, known tasks and arms, pools large enough for every arm."""
     models = list(models or [])

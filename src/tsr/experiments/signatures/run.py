@@ -24,7 +24,7 @@ import math
 import statistics
 import time
 
-from ...cl.signatures import SIGNATURE_KINDS, SIGNATURES, similarity, take
+from ...cl.signatures import PROBE_BATCHES, SIGNATURE_KINDS, SIGNATURES, similarity, take
 from ...config import RunConfig
 from ...data.example import Stream
 from ...errors import ConfigError
@@ -130,7 +130,7 @@ def summarise(kind: str, per_seed: dict[int, Table], matrix: dict, kinds: dict[s
 
 
 def audit(learner: Learner, cfg: RunConfig, stream: Stream, seeds: list[int], matrix: dict,
-          kinds: list[str] | tuple[str, ...] = SIGNATURE_KINDS, probe_batches: int = 10,
+          kinds: list[str] | tuple[str, ...] = SIGNATURE_KINDS, probe_batches: int = PROBE_BATCHES,
           relations: dict | None = None) -> dict:
     """Every signature in ``kinds`` over ``seeds``, scored against ``matrix`` (the transfer
     matrix of :func:`tsr.analysis.transfer.transfer_matrix`)."""
@@ -149,7 +149,7 @@ def audit(learner: Learner, cfg: RunConfig, stream: Stream, seeds: list[int], ma
 
 
 def probe_audit(cfg: RunConfig, stream: Stream, arms: list[dict], out, kinds: list[str],
-                relations: dict | None = None, probe_batches: int = 10) -> dict:
+                relations: dict | None = None, probe_batches: int = PROBE_BATCHES) -> dict:
     """The audit of ``tsr probe --signatures``: over every seed of the folder's matrix, written
     into ``out`` (:func:`tsr.experiments.signatures.report.write_audit`). A folder without mixed arms
     for these tasks (no matrix to score against) is a one-line :class:`ConfigError`."""

@@ -9,7 +9,7 @@ a 7B backbone on a GPU) the run also saves the task's progress every
 - the adapter and the optimiser's state (AdamW's moments and step counts);
 - every random stream the remaining steps draw from: the engine's draw generator, each
   batch stream the task opened (:class:`tsr.data.sampling.BatchStream`), torch's generator
-  (LoRA dropout), and the method's own (:meth:`tsr.methods.base.Method.step_state`: A-GEM's
+  (LoRA dropout), and the method's own (:meth:`tsr.methods.base.Method.state_dict` of scope ``step``: A-GEM's
   memory draws, DER++'s buffer draws, TSR's step count and teacher tallies);
 - the step count and the training seconds spent so far;
 - the loss terms summed over the steps since the last logged window (``log.every``), so the
@@ -197,7 +197,7 @@ def capture(step: int, seconds: float, ctx: TaskContext, optimiser: torch.optim.
     learner = ctx.learner
     cuda = torch.cuda.get_rng_state_all() if learner.device.type == "cuda" else []
     return TaskProgress(ctx.index, step, learner.adapter.state(), optimiser.state_dict(), rng_state(draws),
-                        ctx.stream_states(), method.step_state(), torch.get_rng_state(), cuda, seconds)
+                        ctx.stream_states(), method.state_dict("step"), torch.get_rng_state(), cuda, seconds)
 
 
 def misfit(progress: TaskProgress, ctx: TaskContext, optimiser: torch.optim.Optimizer, steps: int) -> str | None:
@@ -247,7 +247,7 @@ def restore(progress: TaskProgress, ctx: TaskContext, optimiser: torch.optim.Opt
         optimiser.load_state_dict(progress.optimiser)
         restore_rng(draws, progress.draws)
         ctx.load_stream_states(progress.streams)
-        method.load_step_state(ctx, progress.method)
+        method.load_state_dict(ctx.learner, progress.method, "step")
         torch.set_rng_state(progress.torch_rng)
         if progress.cuda_rng and ctx.learner.device.type == "cuda":
             torch.cuda.set_rng_state_all(progress.cuda_rng)

@@ -21,6 +21,7 @@ from ..data.example import Stream
 from ..data.names import MAX_RUN_NAME_BYTES, unsafe_reason
 from ..data.sampling import draw_indices
 from ..data.streams import load_stream
+from ..methods.context import RunFacts
 from ..errors import ConfigError, RunError, reason
 from ..methods.registry import MethodSpec
 from ..model.learner import build_learner
@@ -71,7 +72,8 @@ def check_stream(cfg: RunConfig) -> Stream:
     benchmark's options and root, the order, and the method's requirements. ``tsr config``
     runs these too, so it accepts exactly the configs ``tsr run`` accepts."""
     stream = load_stream(cfg.stream.source, cfg.stream.root, cfg.stream.options, cfg.stream.order, cfg.seed)
-    cfg.method.cls.validate(cfg.method.params, stream, cfg)
+    cfg.method.cls.validate(cfg.method.params, RunFacts(tuple(stream.names), cfg.stream.replay_per_task,
+                                                         cfg.model.path, cfg.seed, cfg.stream.budget))
     too_long = unsafe_reason(run_name(cfg, stream, cfg.method.name), MAX_RUN_NAME_BYTES)
     if too_long:
         raise ConfigError(f"the run folder's name {too_long}; set `name=` to a shorter one")

@@ -53,7 +53,7 @@ from ..cl.losses import token_nll
 from ..cl.projection import agem_project, flatten, split_like
 from ..rng import restore_rng, rng_state
 from ..schema import require
-from .base import Method, MethodState, require_replay
+from .base import Method, MethodState, Scope, require_replay
 from .context import Draw, TaskContext
 
 
@@ -94,8 +94,8 @@ class AGEM(Method):
     Params = AGEMParams
 
     @classmethod
-    def validate(cls, params, stream, cfg) -> None:
-        require_replay(cfg, cls.name)
+    def validate(cls, params, facts) -> None:
+        require_replay(facts, cls.name)
 
     def __init__(self, params: AGEMParams):
         super().__init__(params)
@@ -128,15 +128,14 @@ class AGEM(Method):
     def end_task(self, ctx: TaskContext) -> None:
         self._projected.append(self._count)
 
-    def state_dict(self) -> MethodState:
+    def state_dict(self, scope: Scope = "run") -> MethodState:
+        if scope == "step":
+            return MethodState({}, {"rng": rng_state(self._rng), "count": self._count})
         return MethodState({}, {"projected_steps": list(self._projected)})
 
-    def step_state(self) -> MethodState:
-        return MethodState({}, {"rng": rng_state(self._rng), "count": self._count})
-
-    def load_step_state(self, ctx: TaskContext, state: MethodState) -> None:
-        restore_rng(self._rng, state.meta["rng"])
-        self._count = int(state.meta["count"])
-
-    def load_state_dict(self, learner, state: MethodState) -> None:
+    def load_state_dict(self, learner, state: MethodState, scope: Scope = "run") -> None:
+        if scope == "step":
+            restore_rng(self._rng, state.meta["rng"])
+            self._count = int(state.meta["count"])
+            return
         self._projected = [int(n) for n in state.meta.get("projected_steps", [])]

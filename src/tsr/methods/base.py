@@ -8,7 +8,7 @@ gradients (:class:`GradientHooks`). It never owns the optimiser or the loop.
 The engine calls, per run and per task, in this order (enforced in :mod:`tsr.engine.loop` and
 :mod:`tsr.engine.run`):
 
-1. ``validate(params, stream, cfg)`` (classmethod) before anything is written; ``setup(learner)``
+1. ``validate(params, facts)`` (classmethod) before anything is written; ``setup(learner)``
    once after the learner is built; on resume ``load_state_dict`` after ``setup``.
 2. ``begin_task(ctx)``, then the optimiser is built (so a method may add or replace trainable
    parameters here, e.g. a new LoRA branch).
@@ -17,9 +17,12 @@ The engine calls, per run and per task, in this order (enforced in :mod:`tsr.eng
 4. ``end_task(ctx)``; the task's record then stores ``signature()``, the replay data and the
    adapter snapshot; the checkpoint stores ``state_dict()``.
 
-A mid-task checkpoint (:mod:`tsr.engine.progress`) stores ``step_state()`` beside the adapter
-and the optimiser; a resume calls ``begin_task`` again, then ``load_step_state``. A method whose
-steps change its own state (a generator it draws from, a counter) returns that state there;
+A method's state has two scopes. ``state_dict("run")`` is what it keeps across tasks, stored
+with each task's checkpoint and restored by ``load_state_dict(learner, state)`` on resume.
+``state_dict("step")`` is what the current task's steps so far changed and ``begin_task`` does
+not rebuild (a generator it draws from, a counter): a mid-task checkpoint
+(:mod:`tsr.engine.progress`) stores it beside the adapter and the optimiser, and a resume
+within the task calls ``begin_task`` again, then ``load_state_dict(learner, state, "step")``.
 ``begin_task`` must depend only on the task's start (the adapter, the memory, seeded
 generators), so that calling it again rebuilds the rest.
 """
@@ -27,14 +30,14 @@ generators), so that calling it again rebuilds the rest.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
 import numpy as np
 import torch
 
 from ..cl.losses import kd_kl_from_log_probs, kd_mask, masked_ce
 from ..errors import ConfigError
-from .context import TARGET, Draw, TaskContext
+from .context import TARGET, Draw, RunFacts, TaskContext
 
 
 @dataclass
@@ -42,11 +45,14 @@ class NoParams:
     """A method without hyperparameters."""
 
 
-def require_replay(cfg, method: str) -> None:
+def require_replay(facts: RunFacts, method: str) -> None:
     """Rehearsal methods need replay data in the task memory."""
-    if cfg.stream.replay_per_task < 1:
+    if facts.replay_per_task < 1:
         raise ConfigError(f"config key 'stream.replay_per_task': {method} replays stored examples of past "
                           "tasks and needs at least 1 per task")
+
+
+Scope = Literal["run", "step"]
 
 
 @dataclass
@@ -62,17 +68,15 @@ class Contract(Protocol):
     Params: ClassVar[type]
 
     @classmethod
-    def validate(cls, params: Any, stream, cfg) -> None: ...
+    def validate(cls, params: Any, facts: RunFacts) -> None: ...
     def setup(self, learner) -> None: ...
     def begin_task(self, ctx: TaskContext) -> dict[str, Any]: ...
     def draw(self, ctx: TaskContext, rng: np.random.Generator) -> Draw: ...
     def loss(self, ctx: TaskContext, batch, draw: Draw) -> dict[str, torch.Tensor]: ...
     def end_task(self, ctx: TaskContext) -> dict[str, Any] | None: ...
     def signature(self) -> torch.Tensor | None: ...
-    def state_dict(self) -> MethodState: ...
-    def load_state_dict(self, learner, state: MethodState) -> None: ...
-    def step_state(self) -> MethodState: ...
-    def load_step_state(self, ctx: TaskContext, state: MethodState) -> None: ...
+    def state_dict(self, scope: Scope = "run") -> MethodState: ...
+    def load_state_dict(self, learner, state: MethodState, scope: Scope = "run") -> None: ...
 
 
 class GradientHooks(Protocol):
@@ -96,9 +100,9 @@ class Method:
         self.params = params
 
     @classmethod
-    def validate(cls, params: Any, stream, cfg) -> None:
-        """Check settings that depend on the stream or the run config (called before anything
-        is written); raise a ConfigError naming the key."""
+    def validate(cls, params: Any, facts: RunFacts) -> None:
+        """Check parameters against the run's facts (its tasks, replay data, model, seed,
+        budget), before anything is written; raise a ConfigError naming the key."""
 
     def setup(self, learner) -> None:
         """Called once after the learner is built (and before a resumed state is loaded)."""
@@ -123,19 +127,15 @@ class Method:
         """The current task's signature, if the method computed one (stored in its record)."""
         return None
 
-    def state_dict(self) -> MethodState:
+    def state_dict(self, scope: Scope = "run") -> MethodState:
+        """``run``: what the method keeps across tasks; ``step``: what this task's steps so far
+        changed and ``begin_task`` does not rebuild (generators it draws from, counters), saved
+        by a mid-task checkpoint. Empty by default."""
         return MethodState()
 
-    def step_state(self) -> MethodState:
-        """What this task's steps so far changed in the method and ``begin_task`` does not
-        rebuild (generators it draws from, counters): saved by a mid-task checkpoint."""
-        return MethodState()
-
-    def load_step_state(self, ctx: TaskContext, state: MethodState) -> None:
-        """Restore :meth:`step_state` (after ``begin_task`` ran again for the same task)."""
-
-    def load_state_dict(self, learner, state: MethodState) -> None:
-        """Restore what :meth:`state_dict` returned (the learner is already set up)."""
+    def load_state_dict(self, learner, state: MethodState, scope: Scope = "run") -> None:
+        """Restore what :meth:`state_dict` of that ``scope`` returned (the learner is set up;
+        for ``step``, ``begin_task`` has run again for the same task)."""
 
 
 def ce_and_distillation(ctx: TaskContext, batch, teacher: torch.Tensor | None, mask: str, weight: float,

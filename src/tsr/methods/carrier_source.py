@@ -31,11 +31,11 @@ def check_source(source: str, probe_batches: int, path: str) -> None:
     require(probe_batches >= 1, f"{path}.probe_batches", "must be >= 1")
 
 
-def check_source_in_stream(source: str, stream) -> None:
-    """A source given as a task name must be a task of the stream."""
-    if source not in KEYWORDS and source not in stream.names:
+def check_source_in_stream(source: str, tasks) -> None:
+    """A source given as a task name must be a task of the stream (``tasks``: its names)."""
+    if source not in KEYWORDS and source not in tasks:
         raise ConfigError(f"config key 'method.source': no task named {source!r} in the stream "
-                          f"(tasks: {', '.join(stream.names)}; or previous, top)")
+                          f"(tasks: {', '.join(tasks)}; or previous, top)")
 
 
 class SourcePicker:

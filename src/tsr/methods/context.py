@@ -2,9 +2,10 @@
 
 The engine builds one frozen :class:`TaskContext` per task. It exposes the task, its training
 examples, the learner, the records of the earlier tasks (read-only), the seed and batch size,
-seeded batch streams and teacher logits, and nothing else of the run: no config, no optimiser,
-no run folder. Every random stream a method needs comes from :meth:`TaskContext.rng`, derived
-from (seed, purpose, task index), so methods never disturb each other's draws.
+seeded batch streams (:class:`TaskStreams`) and teacher logits, and nothing else of the run: no
+config, no optimiser, no run folder. Every random stream a method needs comes from
+:meth:`TaskContext.rng`, derived from (seed, purpose, task index), so methods never disturb
+each other's draws. :class:`RunFacts` are what a method's ``validate`` checks against.
 """
 
 from __future__ import annotations
@@ -40,6 +41,45 @@ TARGET = Draw(None)
 
 
 @dataclass(frozen=True)
+class RunFacts:
+    """What a method's ``validate`` checks its parameters against: facts of the run, not its config."""
+
+    tasks: tuple[str, ...]  # the stream's task names, in order
+    replay_per_task: int    # replay data each finished task leaves in the task memory
+    model: str              # the backbone (model.path)
+    seed: int
+    budget: int             # N, the examples each task trains on
+
+
+class TaskStreams:
+    """A task's seeded batch streams: one per (purpose, source) over the task's examples
+    (``source=None``) or a past task's replay data, opened on first use, each from its own
+    generator (seed, purpose, task, source); their positions are a mid-task checkpoint's."""
+
+    def __init__(self) -> None:
+        self._open: dict[Hashable, BatchStream] = {}
+
+    def get(self, ctx: "TaskContext", source: int | None, purpose: str) -> BatchStream:
+        key = (purpose, source)
+        if key not in self._open:
+            if source is None:
+                data_id, examples, where = ("target", ctx.index), list(ctx.train), f"task {ctx.task.name}"
+            else:
+                record = ctx.memory[source]
+                data_id, examples, where = ("replay", source), list(record.replay), f"replay data of task {record.name}"
+            encoded = ctx.encode(examples, where)
+            ctx.teachers.register(data_id, encoded)
+            rng = ctx.rng(purpose, "target" if source is None else f"replay-{source}")
+            keys = [(data_id, i) for i in range(len(encoded))]
+            self._open[key] = BatchStream(ctx.learner.encoder, encoded, ctx.batch_size, rng, keys)
+        return self._open[key]
+
+    def states(self) -> list[dict]:
+        return [{"purpose": purpose, "source": source, "state": stream.state()}
+                for (purpose, source), stream in self._open.items()]
+
+
+@dataclass(frozen=True)
 class TaskContext:
     index: int                          # the task's position in the stream
     task: Task
@@ -51,7 +91,7 @@ class TaskContext:
     batch_size: int
     teachers: Teachers
     steps: int = 0                      # the task's training steps (train.steps; 0: not told)
-    _streams: dict[Hashable, BatchStream] = field(default_factory=dict, repr=False, compare=False)
+    streams: TaskStreams = field(default_factory=TaskStreams, repr=False, compare=False)
 
     def rng(self, purpose: str, *more: object) -> np.random.Generator:
         """A generator for ``purpose`` in this task, independent of every other purpose."""
@@ -62,25 +102,12 @@ class TaskContext:
 
     def stream(self, source: int | None, purpose: str = "batches") -> BatchStream:
         """The endless seeded batch stream over the task's examples (``source=None``) or past
-        task ``source``'s replay data; one per (purpose, source), created on first use."""
-        key = (purpose, source)
-        if key not in self._streams:
-            if source is None:
-                data_id, examples, where = ("target", self.index), list(self.train), f"task {self.task.name}"
-            else:
-                record = self.memory[source]
-                data_id, examples, where = ("replay", source), list(record.replay), f"replay data of task {record.name}"
-            encoded = self.encode(examples, where)
-            self.teachers.register(data_id, encoded)
-            rng = self.rng(purpose, "target" if source is None else f"replay-{source}")
-            keys = [(data_id, i) for i in range(len(encoded))]
-            self._streams[key] = BatchStream(self.learner.encoder, encoded, self.batch_size, rng, keys)
-        return self._streams[key]
+        task ``source``'s replay data (:class:`TaskStreams`)."""
+        return self.streams.get(self, source, purpose)
 
     def stream_states(self) -> list[dict]:
         """Where every batch stream opened so far stands (a mid-task checkpoint)."""
-        return [{"purpose": purpose, "source": source, "state": stream.state()}
-                for (purpose, source), stream in self._streams.items()]
+        return self.streams.states()
 
     def load_stream_states(self, states: list[dict]) -> None:
         """Open the streams of :meth:`stream_states` (in their order) and move each to its state."""

@@ -37,7 +37,7 @@ from ..cl.losses import masked_ce
 from ..model import branches
 from ..model.wavelet import FILTER, attach_filter
 from ..schema import require
-from .base import Method, MethodState
+from .base import Method, MethodState, Scope
 from .context import TaskContext
 
 
@@ -112,10 +112,14 @@ class DEAL(Method):
             terms["map"] = p.lambda2 * torch.stack(norms).sum().to(ctx.learner.device)
         return terms
 
-    def state_dict(self) -> MethodState:
+    def state_dict(self, scope: Scope = "run") -> MethodState:
+        if scope == "step":
+            return MethodState()
         return MethodState(meta={"filtering": self.filtering()})
 
-    def load_state_dict(self, learner, state: MethodState) -> None:
+    def load_state_dict(self, learner, state: MethodState, scope: Scope = "run") -> None:
+        if scope == "step":
+            return
         self.setup(learner)
         if state.meta.get("filtering"):
             self._filters()  # structure only; the adapter load brings the values

@@ -46,7 +46,7 @@ from ..errors import ConfigError
 from ..rng import restore_rng, rng_state
 from ..schema import require
 from ..cl.teachers import CHUNK  # examples per forward when storing logits
-from .base import Method, MethodState, require_replay
+from .base import Method, MethodState, Scope, require_replay
 from .context import Draw, TaskContext
 from .derpp_logits import TopK, stack, topk_match, topk_rows
 
@@ -69,8 +69,8 @@ class DERPP(Method):
     Params = DERPPParams
 
     @classmethod
-    def validate(cls, params, stream, cfg) -> None:
-        require_replay(cfg, cls.name)
+    def validate(cls, params, facts) -> None:
+        require_replay(facts, cls.name)
 
     def __init__(self, params: DERPPParams):
         super().__init__(params)
@@ -121,20 +121,19 @@ class DERPP(Method):
             terms["der_ce"] = p.beta * masked_ce(*learner.answer_logits(b2))
         return terms
 
-    def state_dict(self) -> MethodState:
+    def state_dict(self, scope: Scope = "run") -> MethodState:
+        if scope == "step":
+            return MethodState({}, {"rng": rng_state(self._rng)})
         tensors = {}
         for j, top in enumerate(self._stored):
             tensors.update({f"task{j}.values": top.values, f"task{j}.indices": top.indices,
                             f"task{j}.offsets": top.offsets})
         return MethodState(tensors, {"buffered_tasks": len(self._stored), "top_k": self.params.top_k})
 
-    def step_state(self) -> MethodState:
-        return MethodState({}, {"rng": rng_state(self._rng)})
-
-    def load_step_state(self, ctx: TaskContext, state: MethodState) -> None:
-        restore_rng(self._rng, state.meta["rng"])
-
-    def load_state_dict(self, learner, state: MethodState) -> None:
+    def load_state_dict(self, learner, state: MethodState, scope: Scope = "run") -> None:
+        if scope == "step":
+            restore_rng(self._rng, state.meta["rng"])
+            return
         n = int(state.meta.get("buffered_tasks", 0))
         self._stored = [TopK(state.tensors[f"task{j}.values"], state.tensors[f"task{j}.indices"],
                              state.tensors[f"task{j}.offsets"]) for j in range(n)]

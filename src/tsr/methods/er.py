@@ -44,9 +44,9 @@ class ER(Method):
     Params = ERParams
 
     @classmethod
-    def validate(cls, params: ERParams, stream, cfg) -> None:
+    def validate(cls, params: ERParams, facts) -> None:
         if params.alpha > 0:
-            require_replay(cfg, cls.name)
+            require_replay(facts, cls.name)
 
     def draw(self, ctx: TaskContext, rng: np.random.Generator) -> Draw:
         return replay_or_target(rng, self.params.alpha, uniform_weights(len(ctx.memory))

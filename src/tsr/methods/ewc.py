@@ -50,7 +50,7 @@ from ..cl.losses import masked_ce
 from ..data.collate import Encoded
 from ..errors import RunError
 from ..schema import require
-from .base import Method, MethodState
+from .base import Method, MethodState, Scope
 from .context import Draw, TaskContext
 
 
@@ -126,13 +126,17 @@ class EWC(Method):
             self._fisher.append(fisher)
         self._tasks += 1
 
-    def state_dict(self) -> MethodState:
+    def state_dict(self, scope: Scope = "run") -> MethodState:
+        if scope == "step":
+            return MethodState()
         tensors = {f"fisher.{j}.{name}": t for j, f in enumerate(self._fisher)
                    for name, t in zip(self._names, f)}
         return MethodState(tensors, {"tasks": self._tasks, "estimates": len(self._fisher),
                                      "mode": self.params.mode})
 
-    def load_state_dict(self, learner, state: MethodState) -> None:
+    def load_state_dict(self, learner, state: MethodState, scope: Scope = "run") -> None:
+        if scope == "step":
+            return
         if state.meta.get("mode") != self.params.mode:
             raise RunError(f"ewc checkpoint was written in mode {state.meta.get('mode')!r}, "
                            f"not {self.params.mode!r}")

@@ -41,7 +41,7 @@ from ..cl.losses import masked_ce
 from ..model import branches
 from ..model.gating import attach_gate
 from ..schema import require
-from .base import Method, MethodState
+from .base import Method, MethodState, Scope
 from .context import TaskContext
 
 GATE_PARTS = (("gate.in", "w1"), ("gate.hidden", "w2"), ("gate.key", "key"))
@@ -172,12 +172,16 @@ class GainLoRA(Method):
             self._bases[f"lora.{name}"] = self._bases[f"lora.{first}"]
         self._aliases = dict(aliases)
 
-    def state_dict(self) -> MethodState:
+    def state_dict(self, scope: Scope = "run") -> MethodState:
+        if scope == "step":
+            return MethodState()
         shared = {f"lora.{name}" for name in self._aliases}
         tensors = {k: v for k, v in self._bases.items() if k not in shared}
         return MethodState(tensors, {"tasks": self._task + 1, "aliases": dict(self._aliases)})
 
-    def load_state_dict(self, learner, state: MethodState) -> None:
+    def load_state_dict(self, learner, state: MethodState, scope: Scope = "run") -> None:
+        if scope == "step":
+            return
         self.setup(learner)
         tasks = int(state.meta.get("tasks", 0))
         for t in range(tasks):

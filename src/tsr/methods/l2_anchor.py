@@ -49,8 +49,8 @@ class L2Anchor(Method):
     Params = L2AnchorParams
 
     @classmethod
-    def validate(cls, params: L2AnchorParams, stream, cfg) -> None:
-        check_source_in_stream(params.source, stream)
+    def validate(cls, params: L2AnchorParams, facts) -> None:
+        check_source_in_stream(params.source, facts.tasks)
 
     def __init__(self, params: L2AnchorParams):
         super().__init__(params)

@@ -29,7 +29,7 @@ import torch
 from ..cl.losses import masked_ce
 from ..model import branches
 from ..schema import require
-from .base import Method, MethodState
+from .base import Method, MethodState, Scope
 from .context import TaskContext
 
 
@@ -73,10 +73,14 @@ class OLoRA(Method):
             terms["l2"] = p.lambda2 * branches.pair_norm(self._layers, t).to(ctx.learner.device)
         return terms
 
-    def state_dict(self) -> MethodState:
+    def state_dict(self, scope: Scope = "run") -> MethodState:
+        if scope == "step":
+            return MethodState()
         return MethodState(meta={"pairs": self._task + 1})
 
-    def load_state_dict(self, learner, state: MethodState) -> None:
+    def load_state_dict(self, learner, state: MethodState, scope: Scope = "run") -> None:
+        if scope == "step":
+            return
         self.setup(learner)
         pairs = int(state.meta.get("pairs", 1))
         for layer in self._layers.values():

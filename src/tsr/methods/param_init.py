@@ -45,8 +45,8 @@ class ParamInit(Method):
     Params = ParamInitParams
 
     @classmethod
-    def validate(cls, params: ParamInitParams, stream, cfg) -> None:
-        check_source_in_stream(params.source, stream)
+    def validate(cls, params: ParamInitParams, facts) -> None:
+        check_source_in_stream(params.source, facts.tasks)
 
     def __init__(self, params: ParamInitParams):
         super().__init__(params)

@@ -43,8 +43,8 @@ from ..cl.signature_file import read_signature_file
 from ..cl.losses import KD_TEMPERATURE
 from ..cl.signatures import PROBE_BATCHES, SIGNATURES, similarity, take
 from ..schema import infinite, require, setting
-from .base import Method, MethodState, ce_and_distillation, require_replay
-from .context import Draw, TaskContext
+from .base import Method, MethodState, Scope, ce_and_distillation, require_replay
+from .context import Draw, RunFacts, TaskContext
 from .distill.shape import shape
 from .distill.teacher import Teacher, teacher_rule
 from .distill.timing import timing
@@ -115,13 +115,13 @@ class TSR(Method):
         self._taught: dict[str, int] = {}  # distilled batches per teacher in the current task
 
     @classmethod
-    def validate(cls, params: TSRParams, stream, cfg) -> None:
+    def validate(cls, params: TSRParams, facts: RunFacts) -> None:
         if params.alpha > 0:
-            require_replay(cfg, cls.name)
+            require_replay(facts, cls.name)
         if params.signatures:
             read_signature_file(params.signatures).check(
-                kind=params.probe, model=cfg.model.path, proxy=params.signatures_proxy, seed=cfg.seed,
-                budget=cfg.stream.budget, probe_batches=params.probe_batches, tasks=stream.names)
+                kind=params.probe, model=facts.model, proxy=params.signatures_proxy, seed=facts.seed,
+                budget=facts.budget, probe_batches=params.probe_batches, tasks=list(facts.tasks))
 
     def begin_task(self, ctx: TaskContext) -> dict[str, Any]:
         """Algorithm 1: probe the new task, route over the past ones."""
@@ -185,9 +185,14 @@ class TSR(Method):
     def signature(self) -> torch.Tensor | None:
         return self._signature
 
-    def step_state(self) -> MethodState:
+    def state_dict(self, scope: Scope = "run") -> MethodState:
+        """Across tasks nothing (the records hold the signatures); within a task the step count,
+        the teacher tallies and the random teachers' generator."""
+        if scope == "run":
+            return MethodState()
         return MethodState({}, {"step": self._step, "taught": dict(self._taught), "random": self.teacher.state()})
 
-    def load_step_state(self, ctx: TaskContext, state: MethodState) -> None:
-        self._step, self._taught = int(state.meta["step"]), {k: int(v) for k, v in state.meta["taught"].items()}
-        self.teacher.load_state(state.meta.get("random", {}))
+    def load_state_dict(self, learner, state: MethodState, scope: Scope = "run") -> None:
+        if scope == "step":
+            self._step, self._taught = int(state.meta["step"]), {k: int(v) for k, v in state.meta["taught"].items()}
+            self.teacher.load_state(state.meta.get("random", {}))

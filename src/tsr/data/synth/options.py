@@ -7,7 +7,8 @@ pretraining, so the answer format of each task lives in the adapter alone, and e
 rewrites it (docs/synthetic.md, the regime map). These families teach that prior: each
 prompt lists two or three options in a random order and the answer is one of them, picked
 by a rule the base can read (a pretraining-only attribute, a word in the input, the larger
-number). As in the rest of the corpus, no benchmark label word is ever an answer or an
+number); one scene is asked many questions, each with its own options, so that the instruction
+and its options, not the input alone, decide the answer. As in the rest of the corpus, no benchmark label word is ever an answer or an
 option: the prior is "answer from the list", not any benchmark task's rule.
 
 Used only when ``PretrainConfig.options_share`` is above zero; the bundled base's corpus
@@ -20,7 +21,7 @@ import numpy as np
 
 from .families import pick, prompt
 from .lexicon import (
-    CARRY, JERSEYS, LEVELS, MONTHS, NAMES, NOUNS, PLACES, REGIONS, SEASONS, SIZES, TEAMS, VERBS, Lexicon
+    CARRY, JERSEYS, LEVELS, MONTHS, NAMES, NOUNS, PLACES, REGIONS, SEASONS, SIZES, TEAMS, Lexicon
 )
 
 Rng = np.random.Generator
@@ -32,55 +33,40 @@ def _listed(rng: Rng, question: str, text: str, options: list[str], answer: str)
     return prompt(f"{question} Options: {', '.join(order)}.", text) + " " + answer
 
 
-def _lookup(rng: Rng, lex: Lexicon) -> str:
-    """A pretraining-only attribute, named by one of its two label sets, with the set listed."""
+SCENES = ("At the {place}, {name} found a {adj} {noun}.", "{name} carried the {adj} {noun} to the {place}.",
+          "The {noun} at the {place} looked {adj}, said {name}.", "{name} saw a {adj} {noun} near the {place}.")
+
+
+def _asked(rng: Rng, lex: Lexicon) -> str:
+    """One scene (a name, a place, an adjective, a noun), asked one of many questions, each with
+    its own listed answers: the same input answers differently under another instruction, so the
+    instruction and its options decide the answer (what lets a real model keep tasks apart that
+    share their inputs)."""
     name, place, noun = pick(rng, NAMES), pick(rng, PLACES), pick(rng, NOUNS)
     adj = pick(rng, tuple(lex.season))
-    shape = int(rng.integers(8))
-    if shape == 0:
-        return _listed(rng, "Which team does the player belong to?", f"At the {place}, the ball went to {name}.",
-                       list(TEAMS), lex.team[name])
-    if shape == 1:
-        return _listed(rng, "What jersey color does the player wear?", f"{pick(rng, NAMES)} passed the ball to {name}.",
-                       list(JERSEYS.values()), JERSEYS[lex.team[name]])
-    if shape == 2:
-        return _listed(rng, "Which region is the town in?", f"{name} travelled to the {place}.",
-                       list(REGIONS), lex.region[place])
-    if shape == 3:
-        return _listed(rng, "Where is the town on the map?", f"The letter came from the {place}.",
-                       list(LEVELS.values()), LEVELS[lex.region[place]])
-    if shape == 4:
-        return _listed(rng, "Which season does the word suggest?", f"{name} called the day {adj}.",
-                       list(SEASONS), lex.season[adj])
-    if shape == 5:
-        return _listed(rng, "Which month does the morning suggest?", f"At the {place} the morning felt {adj}.",
-                       list(MONTHS.values()), MONTHS[lex.season[adj]])
-    if shape == 6:
-        return _listed(rng, "How large is the item?", f"At the {place}, {name} found a {noun}.",
-                       list(SIZES), lex.size[noun])
-    return _listed(rng, "Where does the item fit?", f"{name} carried the {noun}.",
-                   list(CARRY.values()), CARRY[lex.size[noun]])
+    scene = pick(rng, SCENES).format(name=name, place=place, adj=adj, noun=noun)
+    questions = (
+        ("Which team does the person belong to?", list(TEAMS), lex.team[name]),
+        ("What jersey color does the person wear?", list(JERSEYS.values()), JERSEYS[lex.team[name]]),
+        ("Which region is the place in?", list(REGIONS), lex.region[place]),
+        ("Where is the place on the map?", list(LEVELS.values()), LEVELS[lex.region[place]]),
+        ("Which season does the description suggest?", list(SEASONS), lex.season[adj]),
+        ("Which month does the description suggest?", list(MONTHS.values()), MONTHS[lex.season[adj]]),
+        ("How large is the item?", list(SIZES), lex.size[noun]),
+        ("Where does the item fit?", list(CARRY.values()), CARRY[lex.size[noun]]),
+        ("Which option is a name?", [name, place, noun], name),
+        ("Which option is a place?", [name, place, noun], place),
+        ("Which option is the item?", [name, place, noun], noun),
+    )
+    question, options, answer = questions[int(rng.integers(len(questions)))]
+    return _listed(rng, question, scene, options, answer)
 
 
-def _reading(rng: Rng) -> str:
-    """An option picked by what the input says: which word occurs, which is a name or a place,
-    which number is larger."""
-    name, place, noun, verb = pick(rng, NAMES), pick(rng, PLACES), pick(rng, NOUNS), pick(rng, VERBS)
-    shape = int(rng.integers(4))
-    if shape == 0:
-        others = [w for w in NOUNS if w != noun]
-        decoys = [others[int(i)] for i in rng.choice(len(others), size=2, replace=False)]
-        return _listed(rng, "Which of the options is in the input?", f"{name} {verb} the {noun} at the {place}.",
-                       [noun, *decoys], noun)
-    if shape == 1:
-        return _listed(rng, "Which option is a name?", f"{name} {verb} a {noun}.", [name, place, noun], name)
-    if shape == 2:
-        return _listed(rng, "Which option is a place?", f"The {noun} stood near the {place}.",
-                       [name, place, noun], place)
+def _numbers(rng: Rng) -> str:
     a, b = (int(x) for x in rng.choice(60, size=2, replace=False))
     return _listed(rng, "Which number is larger?", f"{a} or {b}", [str(a), str(b)], str(max(a, b)))
 
 
 def options_instruction(rng: Rng, lex: Lexicon) -> str:
     """One option-list instruction example with its answer."""
-    return _lookup(rng, lex) if rng.random() < 0.5 else _reading(rng)
+    return _asked(rng, lex) if rng.random() < 0.85 else _numbers(rng)

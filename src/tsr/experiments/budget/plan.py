@@ -31,7 +31,7 @@ DEFAULT_BUDGETS = (10, 20, 50, 100, 200, 500)
 N_MAX = 500  # the paper's fixed reference (Appendix, experimental details)
 
 
-ARMS = ("target", "mixed", "random")
+ARMS = ("target", "mixed", "random", "pooled", "init")
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,12 @@ def _spread(values: list[float]) -> dict:
     return {"mean": found.mean, "std": std, "se": found.se, "n": found.n}
 
 
+# the arms drawn in fixed colours (no green: N_max); the mixed and init arms take the palette
+FIXED = {"oracle": "#7b3fa0", "random": "#777777", "pooled": "#d9822b"}
+
+
 def _label(a: dict) -> str:
-    return f"mixed:{a['source']}" if a["arm"] == "mixed" else a["arm"]
+    return f"{a['arm']}:{a['source']}" if a["arm"] in ("mixed", "init") else a["arm"]
 
 
 def budget_summary(arms_by_n: dict[int, list[dict]], n_max: int) -> dict:
@@ -43,7 +47,8 @@ def budget_summary(arms_by_n: dict[int, list[dict]], n_max: int) -> dict:
         means = {n: c["mean"] for n, c in curve.items()}
         gains: dict[str, dict] = {}
         for n, rows in sorted(by_n.items()):
-            others = [a for a in rows if a["arm"] in ("mixed", "random")] + oracle_arms(rows)
+            # the oracle is the seed-mean matrix's column best (oracle-max, biased upward, is no gain)
+            others = [a for a in rows if a["arm"] in ("mixed", "random", "pooled", "init")] + oracle_arms(rows)
             for label in sorted({_label(a) for a in others}):
                 diffs = [a[key] - base[n][a["seed"]] for a in others if _label(a) == label and a["seed"] in base[n]]
                 if not diffs:
@@ -120,8 +125,8 @@ def budget_figure(summary: dict, order: list[str], title: str):
         if str(summary["n_max"]) in r["curve"]:
             ax.axhline(r["curve"][str(summary["n_max"])]["mean"], color="#2e8b3d", ls="--", lw=1.0,
                        label=f"S(N_max={summary['n_max']})")
-        mixed = sorted(label for label in r["arms"] if label.startswith("mixed:"))
-        for label in [lb for lb in ("oracle", "random") if lb in r["arms"]] + mixed:
+        mixed = sorted(label for label in r["arms"] if label.startswith(("mixed:", "init:")))
+        for label in [lb for lb in FIXED if lb in r["arms"]] + mixed:
             cells = r["arms"][label]
             points = [(int(n), r["curve"][n]["mean"] + c["mean"]) for n, c in cells.items() if n in r["curve"]]
             if not points:
@@ -129,11 +134,12 @@ def budget_figure(summary: dict, order: list[str], title: str):
             xs, ys = zip(*sorted(points))
             if label == "oracle":  # hollow and wide, so that a mixed arm it equals shows through
                 style = dict(color="#7b3fa0", lw=1.6, ls="-", marker="o", ms=6, mfc="none", alpha=0.8)
-            elif label == "random":
-                style = dict(color="#777777", lw=1.2, ls="--", marker="x", ms=4)
+            elif label in FIXED:
+                style = dict(color=FIXED[label], lw=1.2, ls="--", marker="x", ms=4)
             else:
-                style = dict(color=palette[mixed.index(label) % len(palette)], lw=1.0, ls=":", marker="s", ms=2.5)
-            ax.plot(xs, ys, label=label.replace("mixed:", "mixed: "), **style)
+                style = dict(color=palette[mixed.index(label) % len(palette)], lw=1.0,
+                             ls="-." if label.startswith("init:") else ":", marker="s", ms=2.5)
+            ax.plot(xs, ys, label=label.replace(":", ": "), **style)
         if r["kind"] == "classification":
             ax.set_ylim(-0.02, 1.02)  # accuracy on its whole scale: flat and steep curves read alike
         ax.ticklabel_format(axis="y", useOffset=False)
@@ -174,16 +180,16 @@ def gains_figure(summary: dict, order: list[str], title: str):
     palette = [tab10(i) for i in (0, 1, 3, 5, 8, 9)]
     for ax, t in zip(axes.flat, targets):
         r = summary["targets"][t]
-        mixed = sorted(label for label in r["arms"] if label.startswith("mixed:"))
+        mixed = sorted(label for label in r["arms"] if label.startswith(("mixed:", "init:")))
         ax.axhline(0.0, color="black", lw=0.8)
-        for label in [lb for lb in ("oracle", "random") if lb in r["arms"]] + mixed:
+        for label in [lb for lb in FIXED if lb in r["arms"]] + mixed:
             cells = sorted((int(n), c["mean"], 0.0 if math.isnan(c["se"]) else c["se"]) for n, c in r["arms"][label].items())
             xs, ys, se = zip(*cells)
-            color = {"oracle": "#7b3fa0", "random": "#777777"}.get(label) or palette[mixed.index(label) % len(palette)]
+            color = FIXED.get(label) or palette[mixed.index(label) % len(palette)]
             oracle = label == "oracle"  # hollow and wide, so that a mixed arm it equals shows through
             ax.plot(xs, ys, color=color, lw=1.6 if oracle else 1.0, marker="o", ms=6 if oracle else 3,
                     mfc="none" if oracle else color, ls="-" if oracle else ("--" if label == "random" else ":"),
-                    label=label.replace("mixed:", "mixed: "))
+                    label=label.replace(":", ": "))
             ax.fill_between(xs, [y - e for y, e in zip(ys, se)], [y + e for y, e in zip(ys, se)], color=color,
                             alpha=0.10, lw=0)
         ns = [int(n) for n in r["curve"]]

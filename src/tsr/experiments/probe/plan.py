@@ -17,7 +17,12 @@ initialisation for the same number of steps with the same seeds:
                generator derived from (seed, purpose, target): :func:`random_source`. It is
                the same training as that source's mixed arm, so a saved twin is copied, not
                rerun. The hindsight oracle is no arm: it is a view of the saved mixed arms
-               (:mod:`tsr.analysis.arms`).
+               (:mod:`tsr.analysis.arms`);
+``pooled``     pooled mixing (uniform ER): the N target examples mixed 50/50 with the pools of
+               every other task of the probed stream, a past task drawn uniformly for each
+               replayed batch (ER with alpha = 1/2 over all of them). The paper's NumGLUE
+               appendix compares pooling with single-source selection; its budget figure has it
+               as the uniform-ER arm.
 ``init:J``     one-shot parameter carrier: the adapter starts as source J's trained adapter,
                then trains on the N target examples alone (:mod:`tsr.experiments.carriers.arms`);
 ``anchor:J``   persistent parameter carrier: from the shared initialisation, CE + mu *
@@ -53,7 +58,7 @@ from ...errors import ConfigError
 from ...rng import numpy_rng
 from ..carriers import arms as ca
 
-ARMS = ("target", "full", "mixed", "random", *ca.CARRIERS)
+ARMS = ("target", "full", "mixed", "random", "pooled", *ca.CARRIERS)
 
 
 PAIRED = ("mixed", *ca.CARRIERS)  # arms with one source each, paired with every source asked for
@@ -120,7 +125,7 @@ def plan_jobs(stream: Stream, seeds: Iterable[int], targets: list[str] | None = 
     mus = [float(m) for m in mus]
     if any(m < 0 for m in mus) or not mus:
         raise ConfigError(f"--mu: the anchor strength must be >= 0 (got {', '.join(map(str, mus)) or 'none'})")
-    if any(a in arms for a in (*PAIRED, "random")) and "target" not in arms:
+    if any(a in arms for a in (*PAIRED, "random", "pooled")) and "target" not in arms:
         arms.insert(0, "target")  # every mixed or carrier arm is measured against its target arm
     jobs = []
     for target in targets or names:
@@ -131,6 +136,8 @@ def plan_jobs(stream: Stream, seeds: Iterable[int], targets: list[str] | None = 
                              for s in sources or names if s != target for m in mus]
                 elif arm in PAIRED:
                     jobs += [Job(target, arm, seed, s) for s in sources or names if s != target]
+                elif arm == "pooled":
+                    jobs.append(Job(target, arm, seed, candidates=tuple(s for s in names if s != target)))
                 elif arm == "random":
                     # over every other probed task, whatever subset of mixed arms --sources asks for
                     pool = tuple(s for s in names if s != target)

@@ -25,7 +25,7 @@ from ...engine.executor import Executor
 from ...engine.pool import run_pool
 from ...errors import ConfigError
 from ...methods.base import NoParams
-from ...methods.er import ER, ERParams
+from ...methods.er import ER, REPLAY_RATIO, ERParams
 from ...methods.seqft import SeqFT
 from ...model.learner import Learner, build_learner
 from ..carriers import arms as ca
@@ -81,10 +81,11 @@ def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: d
     learner.adapter.load(learner.init_state)
     task = stream.task(job.target)
     memory: list[TaskRecord] = []
-    if job.arm in ("mixed", "random"):
-        source = stream.task(job.source)
-        memory.append(TaskRecord(0, source.name, source.kind.value, None, source.pool, learner.init_state))
-        method = ER(ERParams(alpha=0.5))
+    if job.arm in ("mixed", "random", "pooled"):
+        for j, name in enumerate(job.candidates if job.arm == "pooled" else (job.source,)):
+            source = stream.task(name)
+            memory.append(TaskRecord(j, source.name, source.kind.value, None, source.pool, learner.init_state))
+        method = ER(ERParams(alpha=REPLAY_RATIO))
     elif theta is not None:
         memory.append(ca.source_record(stream.task(job.source), theta))
         method = ca.carrier_method(job.arm, job.mu)
@@ -95,14 +96,14 @@ def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: d
         tests[job.target] = learner.encoder.encode_all(task.test[: cfg.stream.test_cap], f"task {task.name!r} (test)")
     dropout = cfg.lora.dropout > 0
     curve = ScoreAt(learner, tests[job.target], checkpoints, cfg.eval.batch_size, dropout)
-    # the target is the second task of its stream (index 1), as in a stream run after the source
-    train_on(learner, method, task, examples, cfg.train, seed=job.seed, index=1, memory=memory,
+    # the target is the task after its sources in a stream (index 1 after one source)
+    train_on(learner, method, task, examples, cfg.train, seed=job.seed, index=max(1, len(memory)), memory=memory,
              dropout=dropout, on_step=[curve])
     score = evaluate(learner, tests[job.target], cfg.eval.batch_size)
     result = {"target": job.target, "arm": job.arm, "source": job.source, "seed": job.seed,
               "kind": task.kind.value, "acc": score.acc, "loss": score.loss, "n": score.n,
               "examples": len(examples), "seconds": round(time.time() - started, 2)}
-    if job.arm == "random":
+    if job.arm in ("random", "pooled"):
         result["candidates"] = list(job.candidates)
     if job.arm == "anchor":  # the label (anchor-mu1:J) keeps arms of several mu apart
         result.update(mu=ca.DEFAULT_MU if job.mu is None else job.mu, label=job.label)

@@ -97,6 +97,14 @@ class TrainConfig:
     per batch); `auto` = cached on CPU, hidden on GPUs"""
     teacher_cache_mb: float = 2048.0
     """memory budget of the teacher cache (changes speed, never results)"""
+    schedule: Literal["constant", "linear", "cosine"] = setting("constant", neutral="constant")
+    """the learning rate over a task's steps (each task starts its own): `constant`, or after the
+    warm-up a `linear` or `cosine` decay to zero at the task's last step"""
+    warmup: int = setting(0, neutral=0)
+    """steps of linear warm-up from zero at the start of each task"""
+    accumulate: int = setting(1, neutral=1)
+    """batches whose gradients each optimiser step sums (each `batch_size` examples, drawn as a step
+    draws one): an effective batch of `batch_size` x `accumulate`; `train.steps` counts optimiser steps"""
     checkpoint_minutes: float = setting(10.0, result=False)
     """save a task's progress (adapter, optimiser, random streams) every this many minutes, after
     the step that passes the interval, so an interrupted run resumes within the task; 0: only when
@@ -108,6 +116,8 @@ class TrainConfig:
         require(self.checkpoint_minutes >= 0, f"{path}.checkpoint_minutes", "must be >= 0 (0: only at task ends)")
         require(self.grad_clip is None or self.grad_clip > 0, f"{path}.grad_clip", "must be > 0 (or null: no clipping)")
         require(self.lr > 0, f"{path}.lr", "must be > 0")
+        require(0 <= self.warmup < self.steps, f"{path}.warmup", "must be >= 0 and below train.steps")
+        require(self.accumulate >= 1, f"{path}.accumulate", "must be >= 1")
         require(self.batch_size >= 1, f"{path}.batch_size", "must be >= 1")
         require(self.weight_decay >= 0, f"{path}.weight_decay", "must be >= 0")
 

@@ -83,7 +83,8 @@ def test_resume_equals_uninterrupted(name, make_config, monkeypatch):
 # post-hoc phase read its generator and step count.
 WITHIN = [(name, ()) for name in sorted(METHODS) if name != "agem"] + [
     ("agem", ("method.memory_batch=1",)), ("tsr", ("method.reference=random",)),
-    ("tsr", ("method.kd_timing=posthoc", "method.kd_posthoc=0.5")), ("tsr", ("method.need=loss",))]
+    ("tsr", ("method.kd_timing=posthoc", "method.kd_posthoc=0.5")), ("tsr", ("method.need=loss",)),
+    ("er", ("train.schedule=cosine", "train.warmup=2", "train.accumulate=2", "model.gradient_checkpointing=true"))]
 
 
 @pytest.mark.parametrize("name,extra", WITHIN, ids=[" ".join((n, *e)) for n, e in WITHIN])

@@ -29,6 +29,7 @@ from ..methods.context import TaskContext
 from ..model.learner import Learner
 from ..rng import derive_seed
 from .evaluation import Score, evaluate, scored_tasks
+from .lr_schedule import lr_at, scheduled
 from .predict import predict_tasks, round_folder
 from .progress import FOLDER, Checkpoints, TaskProgress, capture, drop_progress, misfit, restore, save_progress
 from .results import Results
@@ -120,10 +121,11 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
     ``checkpoints`` says after which steps to save the progress.
     """
     ctx = TaskContext(index, task, list(examples), learner, tuple(memory), seed, train.batch_size,
-                      teachers or Teachers(learner, "batch"), train.steps)
+                      teachers or Teachers(learner, "batch"), train.steps * train.accumulate)
     info = method.begin_task(ctx)
     torch.manual_seed(derive_seed(seed, "torch", index))  # only LoRA dropout draws from it
     learner.train_mode(dropout)
+    learner.checkpointing(True)
     optimiser = make_optimiser(learner.adapter.trainable(), train, learner.device)
     after_backward = getattr(method, "after_backward", None)
     after_step = getattr(method, "after_step", None)
@@ -145,30 +147,47 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
     if checkpoints is not None:
         checkpoints.start()
     for step in range(first, train.steps):
+        values, batch, draw = backward_step(ctx, method, draws, train.accumulate, step)
+        if after_backward is not None:
+            after_backward(ctx, batch, draw)
+        if train.grad_clip is not None:
+            torch.nn.utils.clip_grad_norm_(learner.adapter.trainable(), train.grad_clip)
+        if scheduled(train.schedule, train.warmup):
+            for group in optimiser.param_groups:
+                group["lr"] = lr_at(train.lr, train.schedule, train.warmup, train.steps, step)
+        optimiser.step()
+        if after_step is not None:
+            after_step(ctx)
+        optimiser.zero_grad(set_to_none=True)
+        for callback in on_step:
+            callback(index, step + 1, train.steps, values)
+        if checkpoints is not None and checkpoints.due(step + 1, train.steps):
+            checkpoints.save(capture(step + 1, spent + time.perf_counter() - started, ctx, optimiser, draws, method))
+    learner.checkpointing(False)
+    learner.train_mode(False)
+    return {**info, **(method.end_task(ctx) or {})}
+
+
+def backward_step(ctx: TaskContext, method: Method, draws, accumulate: int, step: int) -> tuple[dict, Any, Any]:
+    """Draw, loss and backward of the ``accumulate`` batches of one optimiser step (their
+    gradients summed, each loss divided by ``accumulate``); returns the step's mean loss terms,
+    and the last batch and draw (what ``after_backward`` hears)."""
+    parts: list[dict[str, float]] = []
+    for _ in range(accumulate):
         draw = method.draw(ctx, draws)
         batch = ctx.batch(draw)
         terms = method.loss(ctx, batch, draw)
         loss = sum(terms.values())
         value = float(loss.detach())
         if not math.isfinite(value):
-            raise RunError(f"task {task.name!r}, step {step}: the loss is {value} "
+            raise RunError(f"task {ctx.task.name!r}, step {step}: the loss is {value} "
                            f"(terms {', '.join(terms)}); lower train.lr")
-        loss.backward()
-        if after_backward is not None:
-            after_backward(ctx, batch, draw)
-        if train.grad_clip is not None:
-            torch.nn.utils.clip_grad_norm_(learner.adapter.trainable(), train.grad_clip)
-        optimiser.step()
-        if after_step is not None:
-            after_step(ctx)
-        optimiser.zero_grad(set_to_none=True)
-        values = {k: float(v.detach()) for k, v in terms.items()} | {"loss": value}
-        for callback in on_step:
-            callback(index, step + 1, train.steps, values)
-        if checkpoints is not None and checkpoints.due(step + 1, train.steps):
-            checkpoints.save(capture(step + 1, spent + time.perf_counter() - started, ctx, optimiser, draws, method))
-    learner.train_mode(False)
-    return {**info, **(method.end_task(ctx) or {})}
+        (loss if accumulate == 1 else loss / accumulate).backward()
+        parts.append({k: float(v.detach()) for k, v in terms.items()} | {"loss": value})
+    if accumulate == 1:
+        return parts[0], batch, draw
+    keys = dict.fromkeys(k for part in parts for k in part)  # a term some batches lack counts 0 there
+    return {k: sum(part.get(k, 0.0) for part in parts) / accumulate for k in keys}, batch, draw
 
 
 class StepLog:

@@ -45,6 +45,8 @@ class Learner:
     # the modules a method may hook (all of them when the adapter is attached: every hook a
     # method sets sits on the model, a layer or a LoRA factor), listed once for a cheap check
     hookable: list[torch.nn.Module] = field(default_factory=list, repr=False)
+    autocast: torch.dtype | None = None  # model.autocast: the forwards' autocast dtype
+    checkpointed: list[torch.nn.Module] = field(default_factory=list, repr=False)  # model.gradient_checkpointing
 
     @property
     def device(self) -> torch.device:
@@ -77,10 +79,17 @@ class Learner:
         return out[:, out.shape[1] - (batch.input_ids.shape[1] - start):], batch.labels[:, start:]
 
     def _forward(self, **inputs):
-        """One batch forward without a KV cache: compiled where configured and no hook is set."""
+        """One batch forward without a KV cache: compiled where configured and no hook is set,
+        under autocast where configured."""
         hooked = self.compiled and has_forward_hooks(self.hookable or self.model.modules())
-        with eager_execution() if hooked else nullcontext():
+        with eager_execution() if hooked else nullcontext(), self.autocasting():
             return self.model(use_cache=False, **inputs)
+
+    def autocasting(self):
+        """``torch.autocast`` in ``model.autocast``'s dtype, or nothing."""
+        if self.autocast is None:
+            return nullcontext()
+        return torch.autocast(self.device.type, dtype=self.autocast)
 
     @torch.no_grad()
     def logits_under(self, state: State, batch: Batch) -> torch.Tensor:
@@ -100,7 +109,7 @@ class Learner:
         batch = batch.to(self.device)
         decoder = self.model.get_base_model().get_decoder()
         hooked = self.compiled and has_forward_hooks(self.hookable or self.model.modules())
-        with self.adapter.swapped(state), eager_execution() if hooked else nullcontext():
+        with self.adapter.swapped(state), eager_execution() if hooked else nullcontext(), self.autocasting():
             return decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                            use_cache=False).last_hidden_state
 
@@ -154,6 +163,13 @@ class Learner:
     def train_mode(self, training: bool) -> None:
         """Dropout only matters when lora.dropout > 0; everything else is deterministic."""
         self.model.train(training)
+
+    def checkpointing(self, on: bool) -> None:
+        """Recompute the blocks' activations in backward passes (``model.gradient_checkpointing``)
+        while ``on``: the blocks alone are marked training, which is what Hugging Face's block
+        checkpointing asks, so no dropout of the base switches on."""
+        for block in self.checkpointed:
+            block.training = on
 
 
 def first_answer_position(labels: torch.Tensor) -> int:
@@ -233,6 +249,26 @@ def build_learner(cfg: LearnerConfig) -> Learner:
     model.eval()
     adapter = Adapter(model, frozen_parameter_names(model))
     encoder = Encoder(backbone.tokenizer, cfg.stream.max_length, cfg.model.chat_template)
-    compiled = compile_blocks(model, backbone.device, cfg.model.compile)
+    checkpointed = checkpoint_blocks(model) if cfg.model.gradient_checkpointing else []
+    compiled = compile_blocks(model, backbone.device, False if checkpointed else cfg.model.compile)
     return Learner(backbone, model, adapter, encoder, adapter.state(), takes_logits_to_keep(model), compiled,
-                   list(model.modules()))
+                   list(model.modules()), autocast_dtype(cfg.model.autocast, backbone.device), checkpointed)
+
+
+def checkpoint_blocks(model: torch.nn.Module) -> list[torch.nn.Module]:
+    """Turn on Hugging Face's gradient checkpointing of the transformer blocks (non-reentrant,
+    so the frozen embeddings need no gradient); the blocks it applies to."""
+    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
+    if not getattr(inner, "supports_gradient_checkpointing", False):
+        raise ModelError(f"config key 'model.gradient_checkpointing': {type(inner).__name__} does not support it")
+    inner.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    inner.eval()
+    return [m for m in inner.modules() if getattr(m, "gradient_checkpointing", False) is True]
+
+
+def autocast_dtype(setting: str, device: torch.device) -> torch.dtype | None:
+    if setting == "none":
+        return None
+    if setting == "float16" and device.type != "cuda":
+        raise ModelError("config key 'model.autocast': float16 autocast needs a CUDA device; use bfloat16 or none")
+    return {"bfloat16": torch.bfloat16, "float16": torch.float16}[setting]

@@ -59,6 +59,14 @@ class ModelConfig:
     method has a forward hook on the model (GainLoRA's GPM and gates, branch and wavelet adapters)
     and greedy decoding run eager. `bench/compile.py` measures the gain"""
 
+    gradient_checkpointing: bool = setting(False, result=False)
+    """recompute each transformer block's activations in the backward pass instead of keeping
+    them: less memory, more time per step, the same results (not part of the fingerprint).
+    Runs the blocks eager (`model.compile` is not applied to them)"""
+    autocast: Literal["none", "bfloat16", "float16"] = setting("none", neutral="none")
+    """run the frozen base's forwards under `torch.autocast` in this dtype (`float16`: on CUDA only);
+    the adapter's factors and their optimiser stay in `adapter_dtype`. `none`: the model's dtype"""
+
     def check(self, path: str) -> None:
         require(bool(self.path), f"{path}.path", "must not be empty")
         require(self.revision is None or bool(self.revision.strip()), f"{path}.revision",

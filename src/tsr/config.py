@@ -177,6 +177,14 @@ class LogConfig:
     tensorboard: bool = False
     """also write loss terms, scores and metrics as TensorBoard events into `<run>/tensorboard`
     (needs the `tensorboard` package: `pip install tensorboard`)"""
+    wandb: bool = False
+    """also log them to Weights & Biases, one W&B run per run folder (needs `pip install 'tsr[wandb]'`;
+    `WANDB_MODE=offline` keeps them on disk in `<run>/wandb`)"""
+    wandb_project: str = "tsr"
+    """the W&B project"""
+    mlflow: bool = False
+    """also log them to MLflow, the experiment named after the stream (needs `pip install 'tsr[mlflow]'`;
+    the tracking URI is `MLFLOW_TRACKING_URI`, else a file store `<out_dir>/mlruns`)"""
 
     def check(self, path: str) -> None:
         require(self.every >= 1, f"{path}.every", "must be >= 1")

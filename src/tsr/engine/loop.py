@@ -35,7 +35,7 @@ from .progress import FOLDER, Checkpoints, TaskProgress, capture, drop_progress,
 from .results import Results
 from .rundir import RunDir
 from .store import record_run
-from .tensorboard import TensorBoardLog
+from .scalar_logs import ScalarLogs, scalar_logs
 
 
 
@@ -194,7 +194,7 @@ class StepLog:
     """A step callback that writes the mean loss terms of every ``every`` steps to the run log,
     and to ``also`` (TensorBoard) when given."""
 
-    def __init__(self, run: Log, every: int, also: "TensorBoardLog | None" = None):
+    def __init__(self, run: Log, every: int, also: "ScalarLogs | None" = None):
         self.run, self.every, self.also, self.window = run, every, also, {}
 
     def __call__(self, index: int, step: int, steps: int, terms: dict[str, float]) -> None:
@@ -243,7 +243,7 @@ class Within:
     """The saved progress the next task goes on from (:mod:`tsr.engine.progress`), and what
     dropping it resets: the log window it reopened, and TensorBoard's purge point."""
 
-    def __init__(self, run: RunDir, progress: TaskProgress | None, steplog: StepLog, board: TensorBoardLog | None,
+    def __init__(self, run: RunDir, progress: TaskProgress | None, steplog: StepLog, board: ScalarLogs | None,
                  steps: int):
         self.run, self.progress, self.steplog, self.board, self.steps = run, progress, steplog, board, steps
         self.current: TaskProgress | None = None
@@ -261,10 +261,8 @@ class Within:
         self.run.log("progress_dropped", task=t, reason=f"{folder}: does not fit this run's task ({why})")
         drop_progress(self.run.path)
         self.current, self.steplog.window = None, {}
-        if self.board is not None:  # purge from the task's first step, not from the dropped one's
-            self.board.close()
-            self.board = TensorBoardLog(self.run.path / "tensorboard", self.steps, t, 0)
-            self.steplog.also = self.board
+        if self.board is not None:  # TensorBoard purges from the task's first step, not from the dropped one's
+            self.board.restart(t)
 
 
 def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results, run: RunDir,
@@ -279,8 +277,7 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
         mode = "cached" if learner.device.type == "cpu" else "batch" if head_adapted(learner) else "hidden"
     teachers = Teachers(learner, mode, cfg.train.teacher_cache_mb)
     within = progress.step if progress is not None and progress.task == results.completed else 0
-    board = (TensorBoardLog(run.path / "tensorboard", cfg.train.steps, results.completed, within)
-             if cfg.log.tensorboard else None)
+    board = scalar_logs(cfg, run.path, results.completed, within, stream.name)
     k = len(stream)
     steplog = StepLog(run, cfg.log.every, board)  # one per run: every task's last step closes its window
     saved = Within(run, progress, steplog, board, cfg.train.steps)

@@ -95,3 +95,67 @@ def test_log_every_must_be_positive(make_config):
 
     with pytest.raises(ConfigError, match="log.every"):
         make_config("log.every=0")
+
+
+def test_wandb_and_mlflow_hold_the_scalars_tensorboard_gets(make_config, monkeypatch, tmp_path):
+    pytest.importorskip("wandb", reason="the wandb package is not installed")
+    pytest.importorskip("mlflow", reason="the mlflow package is not installed")
+    monkeypatch.setenv("WANDB_MODE", "offline")
+    monkeypatch.setenv("WANDB_SILENT", "true")
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    outcome = execute(make_config("method.name=tsr", "log.tensorboard=true", "log.wandb=true", "log.mlflow=true",
+                                  "log.every=4"))
+    scalars = board(outcome)
+    # MLflow's store beside the runs: every tag, every step, the same values ("/" reads ".")
+    import mlflow
+
+    from tsr.engine.scalar_logs import tracking_uri
+
+    client = mlflow.MlflowClient(tracking_uri(outcome.run.path.parent))
+    run = client.search_runs([client.get_experiment_by_name("toy").experiment_id])[0]
+    assert run.data.tags["tsr.run"] == str(outcome.run.path) and run.data.params["method"] == "tsr"
+    assert set(run.data.metrics) == {tag.replace("/", ".") for tag in scalars}
+    for tag, points in scalars.items():
+        history = sorted((m.step, m.value) for m in client.get_metric_history(run.info.run_id, tag.replace("/", ".")))
+        assert [s for s, _ in history] == [s for s, _ in sorted(points)]
+        assert [v for _, v in history] == pytest.approx([v for _, v in sorted(points)], abs=1e-6)
+    # W&B's offline run in the run folder: every tag at every point, on its own x-axis
+    logged: dict[str, list[tuple[int, float]]] = {}
+    for row in wandb_history(next((outcome.run.path / "wandb").glob("offline-run-*/*.wandb"))):
+        if "train_step" not in row and "tasks_learnt" not in row:
+            continue  # W&B's own rows (run time, system)
+        axis = int(row.get("train_step", row.get("tasks_learnt")))
+        for key, value in row.items():
+            if key in scalars:
+                logged.setdefault(key, []).append((axis, value))
+    assert set(logged) == set(scalars)
+    for tag, points in scalars.items():
+        assert [s for s, _ in logged[tag]] == [s for s, _ in points]
+        assert [v for _, v in logged[tag]] == pytest.approx([v for _, v in points], abs=1e-6)
+
+
+def wandb_history(path) -> list[dict]:
+    """The history rows of a W&B offline run file: a LevelDB-style log of records (32 KiB blocks,
+    each record a 7-byte header of checksum, length and type; full, first, middle and last
+    fragments) after a 7-byte file header, each record a protobuf ``Record``."""
+    import struct
+
+    from wandb.proto import wandb_internal_pb2 as pb
+
+    data, pos, block, rows, partial = path.read_bytes(), 7, 32768, [], b""
+    while pos + 7 <= len(data):
+        if block - pos % block < 7:
+            pos += block - pos % block
+            continue
+        _, length, kind = struct.unpack("<IHB", data[pos:pos + 7])
+        chunk, pos = data[pos + 7:pos + 7 + length], pos + 7 + length
+        if kind == 0:
+            break
+        partial = chunk if kind in (1, 2) else partial + chunk
+        if kind in (1, 4):
+            record = pb.Record()
+            record.ParseFromString(partial)
+            if record.WhichOneof("record_type") == "history":
+                rows.append({item.key or "/".join(item.nested_key): json.loads(item.value_json)
+                             for item in record.history.item})
+    return rows

@@ -44,15 +44,20 @@ def base_hash(learner) -> str:
     return h.hexdigest()
 
 
-def test_auto_takes_peft_mapping_for_gpt2_and_our_table_first(gpt2):
+def test_auto_takes_our_table_first_and_peft_mapping_after_it(gpt2, monkeypatch):
+    """auto adapts GPT-2's attention projections, the fused q, k, v and the output projection
+    (where PEFT's mapping names c_attn only); a model type our table lacks takes PEFT's."""
     model = _model(gpt2)
-    assert "gpt2" not in ATTENTION_TARGETS and peft_default_targets()["gpt2"] == ["c_attn"]
+    assert ATTENTION_TARGETS["gpt2"] == ("c_attn", "attn.c_proj") and peft_default_targets()["gpt2"] == ["c_attn"]
     targets = resolve_targets(model, LoraConfig())
-    assert targets == [f"transformer.h.{i}.attn.c_attn" for i in range(model.config.n_layer)]
+    assert targets == [f"transformer.h.{i}.attn.{m}" for i in range(model.config.n_layer) for m in ("c_attn", "c_proj")]
     # the paper's q, k, v, o stay where PEFT's mapping has only q and v
     for model_type in ("qwen2", "llama", "gemma3_text"):
         assert peft_default_targets()[model_type] == ["q_proj", "v_proj"]
         assert ATTENTION_TARGETS[model_type] == ("q_proj", "k_proj", "v_proj", "o_proj")
+    wanted, origin = auto_targets(model, linear_leaves(model))
+    assert wanted == ("c_attn", "attn.c_proj") and "tsr" in origin
+    monkeypatch.delitem(ATTENTION_TARGETS, "gpt2")
     wanted, origin = auto_targets(model, linear_leaves(model))
     assert wanted == ("c_attn",) and "PEFT" in origin
 
@@ -99,7 +104,8 @@ def test_tsr_run_trains_gpt2(gpt2, toy_stream, tmp_path, monkeypatch, method):
     (learner, before), = learners
     assert base_hash(learner) == before
     moved = [n for n, t in learner.adapter.state().items() if ".lora_B." in n and t.abs().max() > 0]
-    assert moved and all(".attn.c_attn." in n for n in moved)
+    assert moved and all(".attn.c_attn." in n or ".attn.c_proj." in n for n in moved)  # auto: the attention's
+    assert any(".attn.c_proj." in n for n in moved) and any(".attn.c_attn." in n for n in moved)
     results = engine_run.load_results(tmp_path / method)
     assert results.finished
     assert all(math.isfinite(v) for row in results.loss for v in row if v is not None)

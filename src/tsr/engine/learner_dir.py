@@ -77,14 +77,22 @@ def infer_kind(answers: Sequence[str]) -> TaskKind:
     return TaskKind.CLASSIFICATION if labels else TaskKind.GENERATION
 
 
-def _config(folder: Path, overrides: Sequence[str], trust_remote_code: bool = False) -> RunConfig:
-    """The learner's config: made from ``overrides`` on the first call, read back afterwards;
-    a later call may repeat the overrides but not change them. A config that runs the model's
-    own code (``model.trust_remote_code``) needs the caller's ``trust_remote_code``."""
+def _config(folder: Path, items: Sequence[str], trust_remote_code: bool = False) -> RunConfig:
+    """The learner's config: made on the first call from ``items`` (a preset name or config
+    file, then ``key=value`` overrides; a model other than the bundled base gets the paper's
+    settings unless a preset says otherwise), read back afterwards; a later call may repeat the
+    overrides but not change them. A config that runs the model's own code
+    (``model.trust_remote_code``) needs the caller's ``trust_remote_code``."""
     saved = folder / CONFIG
+    named = [i for i in items if "=" not in i]
+    if len(named) > 1:
+        raise ConfigError(f"more than one config given ({named[0]!r} and {named[1]!r})")
+    overrides = [i for i in items if "=" in i]
     fixed = ["out_dir=" + str(folder), "name=" + RUN, "stream.source=" + str(folder / STREAM)]
+    if named and saved.is_file():
+        raise ConfigError(f"{saved}: this learner exists; its config is fixed at creation (drop {named[0]!r})")
     if not saved.is_file():
-        cfg = load_config(None, [*overrides, *fixed])
+        cfg = load_config(named[0] if named else None, [*overrides, *fixed])
     else:
         if not isinstance(read_yaml(saved, ConfigError), dict):
             raise ConfigError(f"{saved}: empty or not a mapping of config keys; this learner's config is lost "

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from ..config import PRESET_DIR, RunConfig, _read_yaml, preset_names
+from ..config import PRESET_DIR, RunConfig, _flat_keys, _read_yaml, model_layer, preset_names
 from ..methods.registry import METHODS, PRESETS, MethodSpec
 from ..schema import to_plain
 
@@ -23,10 +23,12 @@ A run is described by one typed config (`tsr/config.py`, with the `model` and `l
 `tsr/model/settings.py`). It is built from
 
 1. the defaults below, which are the reference paper's hyperparameters (Appendix "Full-stream
-   setup");
-2. a bundled config preset (table below) or a YAML file, which may start from a preset with a
-   top-level `preset:` key; the presets are the only place a default differs from the table;
-3. `key.sub=value` overrides on the command line (values are parsed as YAML: `[a, b]`,
+   setup"); any model takes them, except
+2. the bundled base, which brings its own tuned settings (table below) whenever `model.path`
+   is `bundled`;
+3. a bundled config preset (table below) or a YAML file, which may start from a preset with a
+   top-level `preset:` key (a backbone's preset, e.g. `qwen2.5-7b`, names its batch size);
+4. `key.sub=value` overrides on the command line (values are parsed as YAML: `[a, b]`,
    `true`, `1e-4`); a mapping given in parts merges key by key (`stream.options.a=1
    stream.options.b=2` keeps both).
 
@@ -34,7 +36,8 @@ Unknown keys and bad values are errors that name the key's path
 (`unknown config key 'train.lrr' (valid keys in 'train': steps, lr, ...)`). A number that is
 not finite (`inf`, `nan`) is refused wherever it appears, except `method.tau` of TSR, where
 `inf` means uniform routing. `tsr config
-[CONFIG] [key=value ...]` prints the resolved config; every run directory keeps it as
+[CONFIG] [key=value ...]` prints the resolved config, each value that is not a default marked
+with where it came from; every run directory keeps it as
 `config.yaml`, and its hash (the *fingerprint*) names the run. Choosing another method on the
 command line (`method.name=er`) drops the previous method's parameters, so `tsr run
 method.name=er` runs ER with its own defaults.
@@ -82,6 +85,12 @@ def reference_markdown() -> str:
         first = _first_sentence(text)
         keys = ", ".join(f"`{k}`" for k in _flat_keys(_read_yaml(text, f"preset {name}")))
         out.append(f"| `{name}` | {keys} | {first} |")
+    bundled = model_layer("bundled")
+    out += ["", "## The bundled base's own settings\n",
+            "Applied whenever `model.path` is `bundled`, beneath any preset, file or override "
+            "(`presets/models/bundled.yaml`; docs/calibration.md says why each):\n",
+            "| key | value |", "|---|---|"]
+    out += [f"| `{k}` | {_cell(_get(bundled, k))} |" for k in _flat_keys(bundled)]
     out += ["", "## Keys\n", "| key | default | meaning |", "|---|---|---|", *_key_rows(RunConfig, ""), ""]
     out += ["## Method parameters\n", "`method.name` picks a method or a method preset; the other `method.*` keys are "
             "that method's parameters (docs/methods.md says where each default comes from).\n",
@@ -110,14 +119,10 @@ def _first_sentence(text: str) -> str:
     return words if end < 0 else words[: end + 1]
 
 
-def _flat_keys(data: dict[str, Any], prefix: str = "") -> list[str]:
-    keys = []
-    for key, value in data.items():
-        if isinstance(value, dict) and key != "options":
-            keys += _flat_keys(value, f"{prefix}{key}.")
-        else:
-            keys.append(f"{prefix}{key}")
-    return keys
+def _get(data: dict[str, Any], dotted: str) -> Any:
+    for part in dotted.split("."):
+        data = data[part]
+    return data
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from .settings import LoraConfig, QKVO
 
 # Attention projections per architecture (config.model_type): tsr's own table, consulted before
 # PEFT's default targets, because the reference paper adapts q, k, v and o where PEFT's mapping
-# names only q and v (llama, qwen2, gemma, mistral).
+# names only q and v (llama, qwen2, gemma, mistral), and only the fused q, k, v of GPT-2.
 ATTENTION_TARGETS: dict[str, tuple[str, ...]] = {
     "qwen2": QKVO,
     "qwen3": QKVO,
@@ -42,6 +42,7 @@ ATTENTION_TARGETS: dict[str, tuple[str, ...]] = {
     "gemma3_text": QKVO,
     "phi3": ("qkv_proj", "o_proj"),
     "gpt_neox": ("query_key_value", "dense"),
+    "gpt2": ("c_attn", "attn.c_proj"),  # Conv1D: q, k, v fused, and the attention's output projection
 }
 # Sub-models whose projections must not get the language adapter (multimodal checkpoints).
 SKIP_MODULES = re.compile(r"(^|\.)(vision_tower|vision_model|audio_tower|multi_modal_projector|visual)(\.|$)")

@@ -39,7 +39,7 @@ from ...methods.param_init import ParamInit, ParamInitParams
 from ...model.adapter import State
 
 CARRIERS = ("init", "anchor")
-DEFAULT_MU = 0.1  # the paper's better anchor strength (0.4526 at mu = 0.1 vs 0.4410 at mu = 1)
+DEFAULT_MU = L2AnchorParams().mu  # the paper's better anchor strength (methods/l2_anchor.py says where from)
 SOURCES_DIR = "sources"
 
 

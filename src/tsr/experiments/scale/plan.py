@@ -40,6 +40,9 @@ ARMS = ("target", "full", "mixed")
 DEFAULT_ARMS = ("target", "full")
 
 
+PROBE_BATCHES = 10  # probe batches per task of a signature (TSR's m)
+
+
 @dataclass(frozen=True)
 class ScalePlan:
     models: tuple[str, ...]  # model.path of each model, in the order of the report's x axis
@@ -49,7 +52,7 @@ class ScalePlan:
     sources: tuple[str, ...] | None
     arms: tuple[str, ...]
     signatures: tuple[str, ...] = ()
-    probe_batches: int = 10
+    probe_batches: int = PROBE_BATCHES
 
 
 def check_model(cfg: RunConfig, path: str) -> None:
@@ -68,7 +71,7 @@ def check_model(cfg: RunConfig, path: str) -> None:
 
 def plan_scale(cfg: RunConfig, stream: Stream, models: list[str], labels: list[str] | None, seeds: list[int],
                targets: list[str] | None = None, sources: list[str] | None = None, arms: list[str] | None = None,
-               signatures: list[str] | None = None, probe_batches: int = 10) -> ScalePlan:
+               signatures: list[str] | None = None, probe_batches: int = PROBE_BATCHES) -> ScalePlan:
     """Check everything before anything runs: at least two models, each one that exists,
     labels one per model, known tasks and arms, pools large enough for every arm."""
     models = list(models or [])

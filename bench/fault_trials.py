@@ -52,7 +52,7 @@ def faulty(path, write):
         raise OSError(getattr(errno, code), {"ENOSPC": "No space left on device", "EROFS": "Read-only file system"}[code], str(path))
     return real(path, write)
 atomic._atomic = faulty
-from tsr.cli import main
+from tsr.interface.cli import main
 sys.exit(main(argv))
 """
 

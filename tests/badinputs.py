@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.engine import loop
 
 from toy import write_toy_stream

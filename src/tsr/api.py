@@ -50,7 +50,7 @@ def run(config: Config = None, overrides: Sequence[str] = (), *, progress: bool 
     if progress:
         from rich.console import Console
 
-        from .display import ConsoleReporter
+        from .interface.display import ConsoleReporter
 
         reporter = ConsoleReporter(Console(stderr=True))
     return execute(resolve(config, overrides), reporter)

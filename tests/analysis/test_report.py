@@ -21,7 +21,7 @@ from badinputs import TINY, refuse
 from toy import write_toy_stream
 from tsr.experiments.probe.report import write_report
 from tsr.analysis.report import build_report
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.data.streams import load_stream
 from tsr.engine.results import load_results
 

@@ -266,7 +266,7 @@ def test_chat_turns_survive_the_task_memory(tmp_path):
 def test_tsr_run_on_a_stream_whose_tasks_use_different_formats(tmp_path, capsys):
     """``tsr run`` (ER on the bundled base, two steps a task) on four tasks in the four record
     shapes; chat turns reach the task memory. (Hugging Face folders: test_hf_format_in_a_stream_file.)"""
-    from tsr.cli import main
+    from tsr.interface.cli import main
 
     nums = range(8)
     write(tmp_path / "parity.jsonl", [{"instruction": "Is the number even?", "input": str(n),

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from conftest import shared_data
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.data.streams import load_stream
 from tsr.data.benchmarks.trace import TRACE8
 from tsr.errors import ConfigError, DataError

@@ -15,7 +15,7 @@ import pytest
 
 import tsr
 from badinputs import snapshot
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.config import dump_yaml
 
 # A real `tsr` command in another process that stops at a chosen point until a file appears:
@@ -44,7 +44,7 @@ else:
             pause()
         return write_text(path, text)
     learner_dir.write_text = paused_write_text
-from tsr.cli import main
+from tsr.interface.cli import main
 sys.exit(main(argv))
 """
 

@@ -2,7 +2,7 @@
 
 import json
 
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.engine.rundir import phase_seconds
 from tsr.engine.run import execute
 

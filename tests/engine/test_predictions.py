@@ -85,7 +85,7 @@ def test_predictions_are_the_learners_greedy_answers(config):
 
 
 def test_results_carry_the_generation_matrices_and_metrics(config, capsys):
-    from tsr.cli import main
+    from tsr.interface.cli import main
 
     outcome = execute(config(*ON, "name=gen", "log.tensorboard=true"))
     data = json.loads((outcome.run.path / "results.json").read_text())

@@ -5,7 +5,7 @@ import shutil
 import sqlite3
 
 from tsr.analysis import table
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.engine import store
 from tsr.engine.run import execute
 

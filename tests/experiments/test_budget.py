@@ -12,7 +12,7 @@ from tsr.experiments.budget.report import budget_summary
 from tsr.analysis.label_efficiency import equivalent_examples, invert, isotonic
 from tsr.experiments.probe.plan import Job, plan_jobs, random_source
 from tsr.experiments.probe.run import run_job, run_probe
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.config import load_config
 from tsr.data.streams import load_stream
 from tsr.model.learner import build_learner

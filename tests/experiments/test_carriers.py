@@ -17,7 +17,7 @@ from tsr.experiments.probe import run as probe
 from tsr.experiments.carriers.report import carriers_markdown
 from tsr.experiments.probe.plan import Job, plan_jobs, source_job
 from tsr.experiments.probe.run import run_job, score_start, source_adapter
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.config import load_config
 from tsr.data.streams import load_stream
 from tsr.model.learner import build_learner

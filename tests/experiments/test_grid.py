@@ -6,7 +6,7 @@ import pytest
 
 from badinputs import refuse
 from tsr.experiments.grid import plan_sweep
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.engine import loop
 
 TINY = ["train.steps=3", "stream.budget=6", "stream.replay_per_task=4", "stream.test_cap=4", "stream.max_length=48",

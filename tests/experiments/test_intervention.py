@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from tsr.experiments.intervention import run as iv
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.data.streams import load_stream
 from tsr.errors import ConfigError
 from tsr.model.learner import build_learner

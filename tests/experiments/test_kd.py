@@ -14,7 +14,7 @@ from tsr.experiments.kd.plan import plan_kd
 from tsr.analysis.table import RunSummary, summarise
 from tsr.analysis.cells import cells
 from tsr.experiments.grid import plan_grid
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.engine import loop
 from tsr.engine.compare import Point, point_dir
 from tsr.errors import ConfigError

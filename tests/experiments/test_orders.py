@@ -13,7 +13,7 @@ from tsr.experiments.orders.plan import greedy_from_probe, greedy_order, plan_or
 from tsr.experiments.orders.report import orders_markdown, orders_summary, per_task, per_task_markdown
 from tsr.analysis.table import RunSummary
 from tsr.analysis.cells import cells, fmt_paired
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.data.example import Stream
 from tsr.data.orders import order_names
 from tsr.data.streams import load_stream

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.config import load_config
 from tsr.experiments.probe.plan import Job, arm_examples, load_probe_stream, plan_jobs
 from tsr.experiments.probe.run import run_job, run_probe

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from badinputs import refuse
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.engine.compare import Point
 from tsr.errors import ConfigError
 from tsr.experiments.regime.plan import RegimePoint, plan_points, read_points

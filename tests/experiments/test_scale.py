@@ -13,7 +13,7 @@ from tsr.experiments.signatures import run as signature_audit
 from tsr.experiments.scale.plan import at_model
 from tsr.experiments.scale.report import pick, scale_markdown, scale_summary, stability
 from tsr.analysis.transfer import headroom
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.config import load_config
 from tsr.model.tiny import build_tiny
 

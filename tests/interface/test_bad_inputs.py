@@ -3,7 +3,7 @@
 Each case builds one bad input in its own temporary folder (a config file, an override, a
 stream file, a JSONL or TRACE / NumGLUE / PP15 / SuperNI data file, a synthetic generator
 config, a corrupted copy of a real run folder, a folder that is not a run) and runs ``tsr``
-in-process through ``tsr.cli.main``. This module holds the config and data cases,
+in-process through ``tsr.interface.cli.main``. This module holds the config and data cases,
 ``test_bad_run_folders.py`` the run-folder cases (symbolic links and damaged tensor files among
 them), ``test_bad_learners.py`` bad ``tsr learn`` and ``tsr predict`` calls and learner folders
 someone sent, ``test_disk_faults.py`` full and read-only disks (which also resume afterwards),

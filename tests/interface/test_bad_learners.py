@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from badinputs import jsonl, refuse, write
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.config import load_config
 from tsr.engine.learner_dir import learn
 from tsr.engine.run import portable_fingerprint

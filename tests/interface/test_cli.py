@@ -4,7 +4,7 @@ import sys
 import pytest
 
 from conftest import interrupting
-from tsr.cli import _parse, build_parser, main
+from tsr.interface.cli import _parse, build_parser, main
 
 
 def small(tiny_model, toy_stream, out, *extra):

@@ -2,7 +2,7 @@
 
 import pytest
 
-from tsr.cli import main
+from tsr.interface.cli import main
 
 
 def args(tiny_model, toy_stream, out, *extra):

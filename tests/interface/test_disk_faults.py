@@ -19,7 +19,7 @@ import pytest
 
 from badinputs import TINY, snapshot
 from tsr import atomic
-from tsr.cli import main
+from tsr.interface.cli import main
 
 
 @pytest.fixture(scope="module")

@@ -27,7 +27,7 @@ from safetensors.torch import load_file
 
 from badinputs import refuse, write
 from toy import write_toy_stream
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.config import from_plain
 from tsr.data.example import Example
 from tsr.data.records import read_yaml

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.data import streams
 from tsr.methods import registry
 

@@ -18,8 +18,7 @@ TRAINS = ("tsr.engine.loop", "tsr.engine.pool", "tsr.engine.ray_pool", "tsr.engi
           "tsr.methods", "tsr.model")
 ROOT_MODULES = {"errors": "foundation", "rng": "foundation", "atomic": "foundation", "schema": "foundation",
                 "extensions": "foundation", "version": "foundation",
-                "config": "config", "cli": "interface", "display": "interface", "__main__": "interface",
-                "api": "interface", "__init__": "interface"}
+                "config": "config", "__main__": "interface", "api": "interface", "__init__": "interface"}
 
 
 def layer_of(module: str) -> str:

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from tsr.model import branches, gating
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.engine.loop import run_stream
 from tsr.cl.gpm import extend_basis, project_out, threshold_at, top_directions
 from tsr.cl.memory import TaskMemory

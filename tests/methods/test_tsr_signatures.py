@@ -21,7 +21,7 @@ from tsr.cl.sig_hidden import Cloud
 from tsr.cl.sig_pack import pack, shape, unpack
 from tsr.cl.signature_file import read_signature_file
 from tsr.cl.signatures import similarity
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.engine.run import execute
 from tsr.model.tiny import build_tiny
 

@@ -66,7 +66,7 @@ def test_missing_or_corrupt_bundled_files_are_one_line_errors(tmp_path, monkeypa
 @pytest.mark.slow
 def test_default_run_on_the_bundled_base(tmp_path, capsys):
     """`tsr run` with the default preset, shortened: TSR on synth-trace, saved and printed."""
-    from tsr.cli import main
+    from tsr.interface.cli import main
 
     # eager: three steps per task would be all compilation (the compiled path: test_model.py)
     code = main(["run", f"out_dir={tmp_path}", "model.compile=false", "train.steps=3", "stream.test_cap=4", "stream.budget=8",

@@ -14,7 +14,7 @@ import math
 import pytest
 import torch
 
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.config import LoraConfig
 from tsr.engine import run as engine_run
 from tsr.errors import ModelError

@@ -146,7 +146,7 @@ def test_offline_preset_says_what_to_download_and_where_to_point(monkeypatch):
 
 
 def test_cli_unknown_preset_is_one_line(capsys, tmp_path):
-    from tsr.cli import main
+    from tsr.interface.cli import main
 
     assert main(["run", "qwen2.5-05b", f"out_dir={tmp_path}"]) == 2
     err = capsys.readouterr().err.strip()

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from tsr.cli import main
+from tsr.interface.cli import main
 from tsr.config import load_config
 from tsr.model.backbone import load_backbone
 from tsr.model.pretrain import weights_sha256

@@ -27,6 +27,8 @@ from .executor import Executor
 from .pool import run_pool
 from .run import check_stream, execute, run_name
 
+SEEDS = (0, 1, 2)  # a grid's seeds when none are given (`tsr compare`)
+
 
 @dataclass(frozen=True)
 class Point:

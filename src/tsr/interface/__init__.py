@@ -1,2 +1,3 @@
-"""The `tsr` command's larger commands, each with its parser: `tsr probe`, `tsr audit`,
-`tsr signatures` (the rest live in :mod:`tsr.cli`, which wires these in)."""
+"""The `tsr` command: :mod:`.cli` is its entry point (the top-level parser, errors, signals),
+:mod:`.commands` holds one module per command, :mod:`.audits` one per `tsr audit NAME`,
+:mod:`.args` what their parsers share, :mod:`.display` and :mod:`.grid_output` what they print."""

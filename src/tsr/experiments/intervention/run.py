@@ -47,10 +47,8 @@ from ...model.learner import Learner
 from ...rng import numpy_rng
 from ..probe.plan import arm_examples
 from ..signatures.run import probe_batches
+from .plan import REPS, SCALES, SIGNATURE
 from .report import summarise
-
-SCALES = (0.25, 0.5, 1.0)  # the paper's step scales, times the one-step displacement
-REPS = 30  # the paper's repetitions per state
 
 
 def _params(learner: Learner) -> list[tuple[str, torch.nn.Parameter]]:
@@ -92,7 +90,7 @@ def one_step_displacement(learner: Learner, grad: torch.Tensor, lr: float) -> fl
 
 def intervene(learner: Learner, cfg: RunConfig, stream: Stream, target: str, sources: Sequence[str],
               reps: int = REPS, scales: Sequence[float] = SCALES, seed: int = 0, state: dict | None = None,
-              signature: str | None = "gradb") -> dict[str, Any]:
+              signature: str | None = SIGNATURE) -> dict[str, Any]:
     """The intervention for one target at ``state`` (default: the shared initialisation of
     ``seed``); plain data for JSON (:func:`tsr.experiments.intervention.report.summarise`)."""
     names = stream.names

@@ -50,6 +50,9 @@ TEACHERS = get_args(Reference)
 DEFAULT_TEACHERS = ("era", "random", "oracle", "recent", "base", "none")
 
 
+DEFAULT_METHODS = ("tsr",)  # the methods whose teachers are compared when none are given
+
+
 BASELINE = "era"
 
 

@@ -55,6 +55,11 @@ from ...errors import ConfigError
 from ..grid import check_methods
 from ..probe.plan import read_arms
 
+# the plan when none is given: the replay family's two members on the canonical order and its reversal
+DEFAULT_METHODS = ("er", "tsr")
+DEFAULT_ORDERS = ("canonical", "reversed")
+DEFAULT_SHUFFLES = 0
+
 
 def greedy_order(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], names: list[str]) -> list[str]:
     """The best-source curriculum over ``names`` (the stream's order; see the module doc)."""

@@ -4,33 +4,46 @@ printed as the paper's Table 3; --report-only tables the finished runs of a grid
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 from rich.console import Console
 
-from ..cli import _add_executor_flags, _csv, _executor, _split_args
-from ..errors import TsrError
-from .grid_output import grid_callbacks, print_unfinished, started_summaries
+from ...errors import TsrError
+from ..args import Default, add, add_executor_flags, add_items, add_workers, csv_list, executor, option, split_items
+from ..grid_output import grid_callbacks, print_unfinished, started_summaries
+
+EXAMPLES = """examples:
+  tsr compare --seeds 0,1,2 --workers 2                   # every method on synth-trace, Table-3 layout
+  tsr compare --methods seqft,er,tsr --seeds 0,1 train.steps=300
+  tsr compare --methods seqft,er,tsr --executor ray --workers 8            # on a local Ray instance
+  tsr compare --executor ray --ray-address auto --workers 32 --gpus-per-run 0.25 out_dir=/shared/runs
+  tsr compare --methods er,tsr method.alpha=0.25 --seeds 0,1,2     # a method.* key applies to every method
+  tsr compare --methods tsr --vary method.kd_weight=0.1,0.5,1,2 --seeds 0,1,2   # one run per value and seed
+  tsr compare --methods er,tsr --vary train.steps=300,1000 --vary train.lr=1e-4,5e-4      # every combination
+  tsr compare --methods seqft,er,tsr --seeds 0,1,2 --report-only --plot t.png   # a grid in progress, nothing trained
+Finished runs are reused; interrupted ones resume."""
+
+SEEDS = Default("tsr.engine.compare:SEEDS")
+ONE_SEED = Default("tsr.experiments:SEEDS")  # what an empty --seeds stands for
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
-    from ..analysis import table as agg
-    from ..experiments.grid import check_methods, plan_grid, plan_sweep, split_overrides
-    from ..config import load_config
-    from ..engine.compare import plan_points, run_sweep
+    from ...analysis import table as agg
+    from ...config import load_config
+    from ...engine.compare import plan_points, run_sweep
+    from ...experiments.grid import check_methods, plan_grid, plan_sweep, split_overrides
 
-    config, overrides = _split_args(args.items)
+    config, overrides = split_items(args.items)
     load_config(config, split_overrides(overrides)[0])  # a bad config fails before anything runs
     # method.* overrides apply to every method of the grid (after its method.name, which would
     # otherwise reset them); every point's config is checked before anything runs
-    seeds = _csv(args.seeds, int) or [0]
+    seeds = SEEDS.listed(args.seeds, int) or list(ONE_SEED.value())
     if args.vary:
-        methods = _csv(args.methods)
+        methods = csv_list(args.methods)
         methods = [p.method for p in plan_points(None, [0])] if methods in (None, ["all"]) else check_methods(methods)
         points = plan_sweep(methods, seeds, args.vary)
     else:
-        points = plan_points(_csv(args.methods), seeds)
+        points = plan_points(csv_list(args.methods), seeds)
     grid = plan_grid(config, overrides, points)
     config, overrides, points = grid.config, list(grid.overrides), list(grid.points)
     variants = len({p.variant for p in points})
@@ -53,15 +66,15 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         return 0
     console.print(f"{size}, {args.workers} worker(s)")
     progress, task_done = grid_callbacks(err)
-    paths = run_sweep(config, overrides, points, args.workers, progress, task_done, _executor(args))
+    paths = run_sweep(config, overrides, points, args.workers, progress, task_done, executor(args))
     _compare_outputs(args, console, [agg.summarise(Path(p)) for p in paths])
     return 0
 
 
 def _compare_outputs(args: argparse.Namespace, console: Console, summaries: list) -> None:
     """The comparison table of ``summaries`` (finished runs only), and its --md and --plot files."""
-    from ..analysis import table as agg
-    from ..atomic import write_text
+    from ...analysis import table as agg
+    from ...atomic import write_text
 
     metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
     cells, settings, methods = agg.aggregate(summaries, metrics)
@@ -70,19 +83,19 @@ def _compare_outputs(args: argparse.Namespace, console: Console, summaries: list
         write_text(Path(args.md), agg.markdown_table(cells, settings, methods, metrics))
         console.print(f"markdown table written to {args.md}")
     if args.plot:
-        from ..analysis.table_figure import write_comparison_figure
+        from ...analysis.table_figure import write_comparison_figure
 
         write_comparison_figure(Path(args.plot), summaries, metrics)
         console.print(f"figure written to {args.plot}")
 
 
-def add_compare_parser(add) -> None:
-    """``tsr compare``: ``add`` is build_parser's helper that adds one command."""
-    p = add("compare", "Run several methods over several seeds and print the comparison table.", cmd_compare)
-    p.add_argument("items", nargs="*", metavar="CONFIG | key=value")
-    p.add_argument("--methods", default="all", help="comma-separated methods and presets (default: all)")
-    p.add_argument("--seeds", default="0,1,2", help="comma-separated seeds (default 0,1,2)")
-    p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help="parallel runs")
+def add_parser(sub) -> None:
+    p = add(sub, "compare", "Run several methods over several seeds and print the comparison table.", cmd_compare,
+            EXAMPLES)
+    add_items(p)
+    p.add_argument("--methods", help="comma-separated methods and presets (default: all)")
+    option(p, "--seeds", fallback=SEEDS, help="comma-separated seeds (default %(fallback)s)")
+    add_workers(p, "parallel runs")
     p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
     p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
                    "of runs made with eval.predictions")
@@ -93,4 +106,4 @@ def add_compare_parser(add) -> None:
     p.add_argument("--vary", action="append", metavar="KEY=V1,V2,...", help="run every value of a config key "
                    "(repeat for every combination); a method.* key varies the methods that have it, e.g. "
                    "--methods tsr --vary method.kd_weight=0.1,0.5,1,2 (the paper's weight curve)")
-    _add_executor_flags(p)
+    add_executor_flags(p)

@@ -7,7 +7,7 @@ import pytest
 
 from tsr.experiments.signatures.run import score_table, spearman, summarise
 from tsr.experiments.signatures.report import write_audit
-from tsr.cli import main
+from tsr.interface.cli import main
 
 
 def test_spearman_by_hand():

@@ -10,10 +10,10 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .engine.loop import Plan
-from .data.example import GEN_METRICS
-from .engine.results import Results, fmt
-from .engine.text_metrics import NAMES
+from ..engine.loop import Plan
+from ..data.example import GEN_METRICS
+from ..engine.results import Results, fmt
+from ..engine.text_metrics import NAMES
 
 
 def _pairs(mapping: dict[str, float], digits: int = 2) -> str:

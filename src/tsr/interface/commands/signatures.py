@@ -9,8 +9,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..cli import _csv, _split_args
-from ..errors import ConfigError
+from ...errors import ConfigError
+from ..args import Default, add, add_items, csv_list, option, split_items
 
 EXAMPLES = """examples:
   tsr signatures --out sig-gradb.safetensors --seeds 0,1,2                    # TSR's gradb, default stream
@@ -20,24 +20,28 @@ EXAMPLES = """examples:
 Each task's signature is taken as TSR takes it in a run of the same config: at the shared
 initialisation of the seed, on method.probe_batches batches of its budget, in stream order."""
 
+# for a method without them (the config's method is not TSR): TSR's signature and probe batches
+PROBE = Default("tsr.methods.tsr:TSRParams.probe")
+PROBE_BATCHES = Default("tsr.methods.tsr:TSRParams.probe_batches")
+
 
 def cmd_signatures(args: argparse.Namespace, console: Console) -> int:
-    from ..experiments.probe.plan import load_probe_stream
-    from ..experiments.signatures.run import probe_batches
-    from ..cl.signature_file import write_signature_file
-    from ..cl.signatures import signature_names, take
-    from ..config import load_config
-    from ..model.learner import build_learner
+    from ...cl.signature_file import write_signature_file
+    from ...cl.signatures import signature_names, take
+    from ...config import load_config
+    from ...experiments.probe.plan import load_probe_stream
+    from ...experiments.signatures.run import probe_batches
+    from ...model.learner import build_learner
 
-    config, overrides = _split_args(args.items)
+    config, overrides = split_items(args.items)
     cfg = load_config(config, overrides)
-    kinds = signature_names(args.signature or getattr(cfg.method.params, "probe", "gradb"), "--signature")
+    kinds = signature_names(args.signature or getattr(cfg.method.params, "probe", PROBE.value()), "--signature")
     if len(kinds) != 1:
         raise ConfigError(f"--signature: one signature per file, not {len(kinds)} ({', '.join(kinds)}); "
                           "run tsr signatures once per signature")
     kind = kinds[0]
-    count = getattr(cfg.method.params, "probe_batches", 10)
-    seeds = _csv(args.seeds, int, "--seeds") or [cfg.seed]
+    count = getattr(cfg.method.params, "probe_batches", PROBE_BATCHES.value())
+    seeds = csv_list(args.seeds, int, "--seeds") or [cfg.seed]
     stream = load_probe_stream(cfg)
     learner = build_learner(cfg)
     console.print(f"{kind} signatures of {len(stream.names)} tasks of {stream.name}, seeds {seeds}, "
@@ -56,12 +60,11 @@ def cmd_signatures(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def add_signatures_parser(add) -> None:
-    """``tsr signatures``: ``add`` is build_parser's helper that adds one command."""
-    p = add("signatures", "Take every task's signature once and save it, for TSR to route on "
-            "(method.signatures=FILE), also from a proxy model.", cmd_signatures)
-    p.epilog = EXAMPLES
-    p.add_argument("items", nargs="*", metavar="CONFIG | key=value")
+def add_parser(sub) -> None:
+    p = add(sub, "signatures", "Take every task's signature once and save it, for TSR to route on "
+            "(method.signatures=FILE), also from a proxy model.", cmd_signatures, EXAMPLES)
+    add_items(p)
     p.add_argument("--out", required=True, help="the signature file to write (.safetensors)")
-    p.add_argument("--signature", help="which signature (default: the config's method.probe, else gradb)")
+    option(p, "--signature", fallback=PROBE, help="which signature (default: the config's method.probe, else "
+           "%(fallback)s)")
     p.add_argument("--seeds", help="comma-separated seeds (default: the config's seed)")

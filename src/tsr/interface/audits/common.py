@@ -1,0 +1,66 @@
+"""What the audit commands share: adding one to `tsr audit`, the default seeds, progress lines of
+an arm grid, running (or only reading) a grid of runs, and the command line a report records."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from ...errors import TsrError
+from ..args import Default, add, executor, one_line_errors
+from ..grid_output import grid_callbacks, print_unfinished, started_summaries
+
+SEEDS = Default("tsr.experiments:SEEDS")
+
+
+def add_audit(audits, name: str, help_text: str, func, epilog: str) -> argparse.ArgumentParser:
+    """The audit ``name`` of ``audits`` (`tsr audit`'s subparsers), its usage errors one line."""
+    q = add(audits, name, help_text, func, epilog)
+    one_line_errors(q)
+    return q
+
+
+def command_line(args: argparse.Namespace, name: str) -> str | None:
+    """``tsr audit NAME ...`` as it was typed (None when called without an argument list), for the report."""
+    return f"tsr audit {name} " + " ".join(args.argv_tail) if args.argv_tail else None
+
+
+def print_saved(console: Console, text: str, out: Path) -> None:
+    """An audit's markdown report, then where it was saved."""
+    console.print(text, markup=False)
+    console.print(f"saved to {out}")
+
+
+def arm_progress(describe):
+    """The progress callback of an arm grid: one stderr line every 10 arms and at the end."""
+    err = Console(stderr=True)
+
+    def progress(result: dict, done: int, total: int) -> None:
+        if done % 10 == 0 or done == total:
+            err.print(f"  {done}/{total} arms ({describe(result)})")
+
+    return progress
+
+
+def variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, what: str) -> dict:
+    """Run (or, with --report-only, only read) a grid of run variants; its finished runs."""
+    from ...experiments.grid import finished_runs, run_grid
+
+    pool = executor(args)
+    if args.report_only:
+        runs = finished_runs(grid)
+        if not runs:
+            from ...analysis.table import unfinished
+
+            where = next(iter(grid.dirs.values())).parent
+            print_unfinished(Console(stderr=True), unfinished(started_summaries(grid)))
+            raise TsrError(f"--report-only: no run of this grid has finished yet (runs go to {where})")
+        console.print(f"{what} ({len(runs)} of {len(grid.points)} runs finished) -> {out}")
+    else:
+        console.print(f"{what}: {len(grid.points)} runs, {args.workers} worker(s) -> {out}")
+        progress, task_done = grid_callbacks(Console(stderr=True))
+        run_grid(grid, args.workers, progress, task_done, pool)
+        runs = finished_runs(grid)
+    return runs

@@ -1,0 +1,46 @@
+"""`tsr pretrain-base`: pretrain the bundled tiny base model from its seed (:func:`tsr.model.pretrain.pretrain`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from rich.console import Console
+
+from ...errors import TsrError
+from ..args import add
+
+EXAMPLES = """examples:
+  tsr pretrain-base --out base/                           # reproduce the bundled base
+  tsr pretrain-base --out small/ steps=500 hidden=128     # a smaller, quicker one"""
+
+
+def cmd_pretrain(args: argparse.Namespace, console: Console) -> int:
+    from ...config import parse_override
+    from ...model.pretrain import PretrainConfig, pretrain
+    from ...schema import build
+
+    data: dict = {}
+    for text in args.items:
+        data.update({k: v for k, v in parse_override(text).items()})
+    cfg = build(PretrainConfig, data)
+    out = Path(args.out)
+    if out.exists() and any(out.iterdir()) and not args.force:
+        raise TsrError(f"{out}: exists and is not empty; pass --force to overwrite")
+    err = Console(stderr=True)
+
+    def report(step: int, loss: float) -> None:
+        if step % 250 == 0 or step == cfg.steps:
+            err.print(f"  step {step}/{cfg.steps} loss {loss:.3f}")
+
+    record = pretrain(cfg, out, report)
+    console.print(f"saved to {out}: {record['parameters']:,} parameters, final loss {record['final_loss']:.3f}, "
+                  f"{record['seconds']:.0f}s, weights sha256 {record['weights_sha256'][:16]}")
+    return 0
+
+
+def add_parser(sub) -> None:
+    p = add(sub, "pretrain-base", "Pretrain the bundled tiny base model from its seed.", cmd_pretrain, EXAMPLES)
+    p.add_argument("items", nargs="*", metavar="key=value", help="PretrainConfig overrides (seed, steps, hidden, ...)")
+    p.add_argument("--out", default="base", help="output folder (default: ./base)")
+    p.add_argument("--force", action="store_true", help="overwrite a non-empty output folder")

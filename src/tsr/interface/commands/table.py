@@ -1,0 +1,64 @@
+"""`tsr table`: finished runs aggregated into mean ± std per method (the paper's Table 3 layout)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from rich.console import Console
+
+from ...errors import TsrError
+from ..args import add
+
+EXAMPLES = """examples:
+  tsr table runs/                           # every finished run under runs/
+  tsr table runs/a runs/b --format md       # markdown for a report
+  tsr table runs/table3 --format latex      # the paper's Table-3 layout
+A folder of runs is read through its index (runs/index.sqlite), brought up to date first."""
+
+
+def cmd_table(args: argparse.Namespace, console: Console) -> int:
+    from ...analysis import table as agg
+
+    summaries = agg.summaries([Path(p) for p in args.runs])
+    if not summaries:
+        raise TsrError(f"no runs under {', '.join(args.runs)}")
+    metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
+    cells, settings, methods = agg.aggregate(summaries, metrics)
+    pending = agg.unfinished(summaries)
+    if args.format == "md":
+        sys.stdout.write(agg.markdown_table(cells, settings, methods, metrics))
+    elif args.format == "csv":
+        sys.stdout.write(agg.csv_table(cells, settings, methods, metrics))
+    elif args.format == "latex":
+        sys.stdout.write(agg.latex_table(cells, settings, methods, metrics))
+    elif len(pending) < len(summaries):
+        console.print(agg.rich_table(cells, settings, methods, metrics))
+        console.print(f"[dim]{len(summaries) - len(pending)} finished runs[/]")
+    else:  # a grid that has only started: no table, the runs in progress below
+        console.print("no run has finished yet", highlight=False)
+    if args.plot:
+        from ...analysis.table_figure import write_comparison_figure
+
+        write_comparison_figure(Path(args.plot), summaries, metrics)
+        Console(stderr=True).print(f"figure written to {args.plot}", highlight=False)
+    if pending:  # a grid in progress: what is not in the table yet (stderr, so md/csv stay clean)
+        err = Console(stderr=True)
+        err.print(f"{len(pending)} unfinished run(s), not in the table:", highlight=False)
+        for line in pending:
+            err.print(f"  {line}", highlight=False, soft_wrap=True)
+    return 0
+
+
+def add_parser(sub) -> None:
+    p = add(sub, "table", "Aggregate finished runs into mean ± std per method (paper's Table 3 layout).", cmd_table,
+            EXAMPLES)
+    p.add_argument("runs", nargs="+", metavar="RUN_DIR", help="run directories or folders of runs")
+    p.add_argument("--format", choices=("text", "md", "csv", "latex"), default="text",
+                   help="latex: the paper's Table-3 layout (booktabs)")
+    p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
+    p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
+                   "of runs made with eval.predictions")
+    p.add_argument("--plot", metavar="FILE.png", help="also draw Overall and BWT (with --loss their loss twins) per "
+                   "method, each run a dot, into this image")

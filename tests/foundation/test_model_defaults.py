@@ -57,3 +57,16 @@ def test_a_model_folder_trains_with_the_papers_settings(arch, model_factory, tmp
     text = annotated_yaml(cfg, config_sources(None, [f"model.path={folder}"]))
     assert f"path: {folder}  # command line" in text and f"for {arch}" in text.split("targets: auto")[1].splitlines()[0]
     assert "lr: 0.0001\n" in text  # the paper's, a default: no mark
+
+
+def test_tsr_config_shows_the_papers_settings_and_where_values_came_from(model_factory, capsys):
+    from tsr.interface.cli import main
+
+    folder = model_factory("llama")
+    assert main(["config", f"model.path={folder}", "train.warmup=5"]) == 0
+    out = capsys.readouterr().out
+    assert "  lr: 0.0001\n" in out and "  steps: 500\n" in out and "  budget: 50\n" in out
+    assert "  warmup: 5  # command line" in out
+    assert "targets: auto  # auto: q_proj, k_proj, v_proj, o_proj for llama" in out
+    assert main(["config"]) == 0
+    assert "  lr: 0.001  # model bundled" in capsys.readouterr().out

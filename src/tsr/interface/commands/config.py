@@ -9,18 +9,21 @@ from rich.console import Console
 
 from ..args import add, add_items, split_items
 
-EXAMPLES = """example:
-  tsr config paper train.steps=100          # print the resolved config"""
+EXAMPLES = """examples:
+  tsr config paper train.steps=100          # print the resolved config
+  tsr config model.path=/models/Qwen2.5-0.5B-Instruct   # another model: the paper's settings
+Each value that is not a default is marked with where it came from (command line, preset,
+file, or the bundled base's own settings)."""
 
 
 def cmd_config(args: argparse.Namespace, console: Console) -> int:
-    from ...config import dump_yaml, load_config
+    from ...config import annotated_yaml, config_sources, load_config
     from ...engine.run import check_stream
 
     config, overrides = split_items(args.items)
     cfg = load_config(config, overrides)
     check_stream(cfg)  # the stream's own checks (options, root, order, the method's needs), as `tsr run`
-    sys.stdout.write(dump_yaml(cfg))
+    sys.stdout.write(annotated_yaml(cfg, config_sources(config, overrides)))
     return 0
 
 

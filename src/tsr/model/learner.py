@@ -261,7 +261,10 @@ def checkpoint_blocks(model: torch.nn.Module) -> list[torch.nn.Module]:
     inner = model.get_base_model() if hasattr(model, "get_base_model") else model
     if not getattr(inner, "supports_gradient_checkpointing", False):
         raise ModelError(f"config key 'model.gradient_checkpointing': {type(inner).__name__} does not support it")
-    inner.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+    if hasattr(inner, "activation_checkpointing_enable"):  # transformers' name from 5.2x on
+        inner.activation_checkpointing_enable(activation_checkpointing_kwargs={"use_reentrant": False})
+    else:
+        inner.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     inner.eval()
     return [m for m in inner.modules() if getattr(m, "gradient_checkpointing", False) is True]
 

@@ -34,14 +34,6 @@ within the task from its last saved progress (every train.checkpoint_minutes).""
   tsr table runs/a runs/b --format md       # markdown for a report
   tsr table runs/table3 --format latex      # the paper's Table-3 layout
 A folder of runs is read through its index (runs/index.sqlite), brought up to date first.""",
-    "learn": """examples:
-  tsr learn my-learner synth-trace:stance            # first call: creates the learner (TSR, bundled base)
-  tsr learn my-learner data/tickets/                 # a folder with train.jsonl and test.jsonl
-  tsr learn my-learner data/faq.jsonl --test data/faq-test.jsonl --name faq
-  tsr learn big-learner data/a/ model.path=Qwen/Qwen2.5-0.5B-Instruct stream.budget=500   # a real model
-Each call learns one task; TSR routes its replay over the tasks the learner already knows.""",
-    "predict": """example:
-  tsr predict my-learner questions.jsonl --out answers.jsonl""",
     "index": """example:
   tsr index runs/                           # rebuild runs/index.sqlite from the run folders""",
     "show": """example:
@@ -72,11 +64,6 @@ Arms already saved in the output folder are not run again.""",
   tsr compare --methods er,tsr --vary train.steps=300,1000 --vary train.lr=1e-4,5e-4      # every combination
   tsr compare --methods seqft,er,tsr --seeds 0,1,2 --report-only --plot t.png   # a grid in progress, nothing trained
 Finished runs are reused; interrupted ones resume.""",
-    "export": """examples:
-  tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out adapter/           # the final adapter, for PEFT
-  tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out a2/ --task 2       # the snapshot of task 2 (or --task NAME)
-  tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out merged/ --merge    # a full model, adapter merged
-See docs/deploy.md for loading them.""",
     "report": """examples:
   tsr report runs/table3 --out table3.html                # a compare grid: table, matrices, routing, curves
   tsr report runs/probe-synth-trace-1a2b3c4d5e            # a probe folder (written to <folder>/report.html)
@@ -186,28 +173,6 @@ def cmd_index(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
-def cmd_learn(args: argparse.Namespace, console: Console) -> int:
-    from .display import ConsoleReporter, results_table
-    from .engine.learner_dir import learn
-
-    outcome = learn(Path(args.learner), Path(args.data), Path(args.test) if args.test else None, args.name,
-                    args.kind, args.items, None if args.quiet else ConsoleReporter(Console(stderr=True)),
-                    trust_remote_code=args.trust_remote_code)
-    results = outcome.results
-    console.print(results_table(results, title=f"results · {results.method}"))
-    console.print(f"{args.learner}: {results.completed} task(s) learnt: {', '.join(results.tasks)}")
-    return 0
-
-
-def cmd_predict(args: argparse.Namespace, console: Console) -> int:
-    from .engine.learner_dir import predict
-
-    count = predict(Path(args.learner), Path(args.inputs), Path(args.out), args.batch_size, args.max_new_tokens,
-                    trust_remote_code=args.trust_remote_code)
-    console.print(f"{count} answers written to {args.out}")
-    return 0
-
-
 def cmd_methods(args: argparse.Namespace, console: Console) -> int:
     from .methods.registry import listing
 
@@ -241,25 +206,11 @@ def _add_executor_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--gpus-per-run", type=float, default=0.0, help="ray: GPU share per run (0.25: four runs a GPU)")
 
 
-def _add_trust_flag(p: argparse.ArgumentParser, whose: str) -> None:
-    p.add_argument("--trust-remote-code", action="store_true",
-                   help=f"let {whose}'s model run its own code (model.trust_remote_code in its saved config, which "
-                   "alone never turns it on); only for a model whose code you trust")
-
-
 def _csv(text: str | None, cast=str, flag: str = "a list") -> list | None:
     try:
         return None if not text else [cast(x.strip()) for x in text.split(",") if x.strip()]
     except ValueError:
         raise TsrError(f"{flag}: {text!r} is not a comma-separated list of {cast.__name__}s") from None
-
-
-def cmd_export(args: argparse.Namespace, console: Console) -> int:
-    from .engine.export import export_run
-
-    exported = export_run(Path(args.run), Path(args.out), args.task, args.merge, args.trust_remote_code)
-    console.print(exported.summary(), highlight=False, soft_wrap=True)
-    return 0
 
 
 def cmd_report(args: argparse.Namespace, console: Console) -> int:
@@ -329,24 +280,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="FILE.png", help="also draw Overall and BWT (with --loss their loss twins) per "
                    "method, each run a dot, into this image")
 
-    p = add("learn", "Teach a persistent learner one more task (created on first use).", cmd_learn)
-    p.add_argument("learner", metavar="LEARNER_DIR")
-    p.add_argument("data", metavar="TASK_DATA", help="a folder with train.jsonl and test.jsonl, or a training JSONL file")
-    p.add_argument("items", nargs="*", metavar="key=value", help="config overrides (first call only: they make the learner)")
-    p.add_argument("--test", help="the test JSONL file (default: TASK_DATA/test.jsonl, or the training file)")
-    p.add_argument("--name", help="the task's name (default: the folder's or file's name)")
-    p.add_argument("--kind", choices=("classification", "generation"),
-                   help="default: classification when the answers look like labels (docs/deploy.md)")
-    p.add_argument("--quiet", action="store_true", help="no live progress")
-    _add_trust_flag(p, "a learner")
+    from .interface.deploy import add_export_parser, add_learn_parsers
 
-    p = add("predict", "Answer prompts with a learner's current adapter (greedy, batched).", cmd_predict)
-    p.add_argument("learner", metavar="LEARNER_DIR")
-    p.add_argument("inputs", metavar="INPUT.jsonl", help="records with prompt, instruction/input or messages")
-    p.add_argument("--out", required=True, help="where the answers go (JSONL)")
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--max-new-tokens", type=int, default=128)
-    _add_trust_flag(p, "the learner")
+    add_learn_parsers(add)
 
     p = add("index", "Rebuild the results store (index.sqlite) of a folder of runs from its run folders.", cmd_index)
     p.add_argument("folder", metavar="DIR")
@@ -375,14 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_compare_parser(add)
 
-    p = add("export", "Write a run's adapter as a PEFT LoRA adapter folder, or merged into its base model.", cmd_export)
-    p.add_argument("run", metavar="RUN_DIR")
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder (must not exist, or be empty)")
-    p.add_argument("--task", metavar="N|NAME", help="the snapshot of this task (position from 1, or name) instead "
-                   "of the final adapter")
-    p.add_argument("--merge", action="store_true", help="write the base model with the adapter merged in "
-                   "(config, safetensors, tokenizer) instead of the adapter")
-    _add_trust_flag(p, "the run")
+    add_export_parser(add)
 
     p = add("report", "Write one self-contained HTML page for a folder of runs or a probe folder.", cmd_report)
     p.add_argument("dir", metavar="DIR", help="a run folder, a folder of runs (a compare out_dir) or a probe folder")

@@ -2,8 +2,8 @@
 symbolic links planted in a run folder, a full and a read-only disk.
 
 - ``race``: two ``tsr learn`` calls of two different tasks on one new learner, the second started
-  a random delay after the first (0 to one call's length: both creating the learner, or one
-  training). One must be refused with one line ("in use by another process"), exit 2, unless
+  a random delay after the first (0 to one call's length less a start-up: both creating the
+  learner, or one training; the phase says where the first was when the second started). One must be refused with one line ("in use by another process"), exit 2, unless
   they did not overlap; the refused call is then run again. The learner must equal one taught
   the two tasks one call after the other in the order they were learnt.
 - ``tmpdir``: two ``tsr run`` of one config, each with its own ``TMPDIR`` (the lock once lived
@@ -128,7 +128,9 @@ class Faults:
         rng, folder = self.h.rng, trial.folder / "learner"
         first, second = rng.sample(RACE_TASKS, 2)
         ref = self.h.reference("learn", "learner")
-        delay = rng.uniform(0, ref.seconds / len(ORDER))
+        # the second call reaches the lock a start-up after its launch: launched within one call's
+        # length minus that, it finds the first still at work (creating the learner, or training)
+        delay = rng.uniform(0, max(0.1, ref.seconds / len(ORDER) - ref.timing.first))
         logs = [trial.folder / "log-a.txt", trial.folder / "log-b.txt"]
         a = Proc(self.h.learn_argv(folder, first), logs[0], trial.folder)
         sleep_alive(a, delay)
@@ -170,7 +172,7 @@ class Faults:
         for env in envs:
             Path(env["TMPDIR"]).mkdir()
         a = Proc(argv, logs[0], trial.folder, env=envs[0])
-        sleep_alive(a, rng.uniform(0, 0.8 * ref.seconds))
+        sleep_alive(a, rng.uniform(0, max(0.1, ref.seconds - ref.timing.first)))  # b then meets a at work
         b = Proc(argv, logs[1], trial.folder, env=envs[1])
         rcs = [a.wait(), b.wait()]
         trial.kills.append("apart" if rcs == [0, 0] else "refused" if sorted(rcs) == [0, 2] else f"exits-{rcs}")

@@ -41,10 +41,15 @@ def test_probe_runs_resumes_and_reports(tiny_model, toy_stream, tmp_path, capsys
     assert {"gradb", "gradb_norm", "gradb_last4"} <= set(report["signatures"])
     arms = sorted((tmp_path / "p" / "arms").glob("*.json"))
     assert len(arms) == 3 * 2 * (2 + 2)
-    # a second invocation runs nothing and reproduces the same report
+    # a second invocation runs nothing and reproduces the same report; it removes the temporary
+    # files a kill while the report was written left in the folder (found by bench/reliability.py)
+    planted = [tmp_path / "p" / ".matrix.png.k1l2m3n4.tmp", tmp_path / "p" / ".report.json.a1b2c3d4.tmp"]
+    for path in planted:
+        path.write_bytes(b"half")
     stamp = {p: p.stat().st_mtime_ns for p in arms}
     assert main(args) == 0
     assert stamp == {p: p.stat().st_mtime_ns for p in arms}
+    assert not any(path.exists() for path in planted)
     # a later command asking for one seed audits the signatures over every seed of the matrix
     assert report["signatures"]["gradb"]["seeds"] == [0, 1]
     one_seed = [a if a != "0,1" else "1" for a in args]

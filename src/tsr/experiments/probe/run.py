@@ -197,6 +197,7 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
     arms_dir.mkdir(parents=True, exist_ok=True)
     remove_leftovers(arms_dir)  # temporary files of arms a kill interrupted
     remove_leftovers(Path(out) / ca.SOURCES_DIR)
+    remove_leftovers(Path(out))  # and of the report's files (a kill while the report was written)
     write_text(saved, config_text)
     write_json(data, {"stream": cfg.stream.source, "digest": digest})
     todo = [j for j in jobs if not _saved(arms_dir / f"{j.key}.json", checkpoints)]

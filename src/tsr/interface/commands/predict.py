@@ -31,6 +31,6 @@ def add_parser(sub) -> None:
     p.add_argument("learner", metavar="LEARNER_DIR")
     p.add_argument("inputs", metavar="INPUT.jsonl", help="records with prompt, instruction/input or messages")
     p.add_argument("--out", required=True, help="where the answers go (JSONL)")
-    p.add_argument("--batch-size", type=int)
-    p.add_argument("--max-new-tokens", type=int)
+    p.add_argument("--batch-size", type=int, help="prompts per batch (at least 1; default: the evaluation batch)")
+    p.add_argument("--max-new-tokens", type=int, help="the longest answer, in tokens (at least 1)")
     add_trust_flag(p, "the learner")

@@ -55,3 +55,48 @@ def test_c8_greedy_orders_are_the_published_curricula(stream_name, page, heading
     assert written == greedy_order(matrix, kinds, stream.names)
     assert re.search(rf"greedy-reversed=({written[-1]}[\w>-]+)", row).group(1).split(">") == written[::-1]  # the pair
     assert written != stream.names  # a curriculum of its own, not the canonical order's runs
+
+
+def status_rows() -> list[dict[str, str]]:
+    """The rows of claims.md's status table, by column name."""
+    text = (DOCS / "claims.md").read_text(encoding="utf-8")
+    lines = [line for line in text.split("## Status", 1)[1].splitlines() if line.startswith("|")]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    end = next(i for i, line in enumerate(lines[2:], 2) if not line.startswith("| C") or line.count("|") != lines[0].count("|"))
+    return [dict(zip(header, (c.strip() for c in line.strip("|").split("|")))) for line in lines[2:end]]
+
+
+def written_verdict(measured: str, criterion: str) -> str:
+    """The verdict the rule gives a measured cell: ``mean ± se (n)`` or ``passed/total (n)``."""
+    from tsr.analysis.verdicts import count_verdict, verdict
+
+    count = re.fullmatch(r"(\d+)/(\d+) \((\d+)\)", measured)
+    if count:
+        needed = int(re.match(r"≥ (\d+) of", criterion).group(1))
+        return count_verdict(int(count.group(1)), int(count.group(2)), needed, int(count.group(3)))
+    stat = re.fullmatch(r"([+−-]?[\d.]+) ± ([\d.]+) \((\d+)\)", measured)
+    assert stat, f"a measured cell the rule cannot read: {measured!r}"
+    mean = float(stat.group(1).replace("−", "-"))
+    return verdict(mean, float(stat.group(2)), int(stat.group(3)), criterion)
+
+
+def test_every_verdict_of_the_status_table_follows_the_rule():
+    rows = status_rows()
+    assert len(rows) >= 30 and {r["claim"][:3] for r in rows} >= {"C1a", "C5a", "C11"}
+    checked = 0
+    for row in rows:
+        for regime in ("default", "calibrated"):
+            measured, written = row[f"{regime}: measured"], row[f"{regime}: verdict"]
+            if measured in ("—", ""):
+                assert written == "not measured", row["claim"]
+                continue
+            assert written == written_verdict(measured, row["criterion"]), (row["claim"], regime)
+            checked += 1
+    assert checked >= 25
+
+
+def test_the_verdict_reader_sees_a_wrong_verdict():
+    """Negative control: a row that claims 'holds' within two standard errors is caught."""
+    assert written_verdict("+0.029 ± 0.027 (5)", "> 0") == "inconclusive"
+    assert written_verdict("10/10 (8)", "≥ 9 of 10") == "holds"
+    assert written_verdict("+0.2 ± 0.01 (4)", "> 0") == "inconclusive"

@@ -19,7 +19,7 @@ REFERENCE_INTRO = """# Configuration
 <!-- Generated from the config dataclasses and the bundled presets by
      `python -m tsr.interface.config_reference > docs/config.md`; a test fails when this page is stale. -->
 
-A run is described by one typed config (`tsr/config.py`, with the `model` and `lora` sections in
+A run is described by one typed config (`tsr/config/`, with the `model` and `lora` sections in
 `tsr/model/settings.py`). It is built from
 
 1. the defaults below, which are the reference paper's hyperparameters (Appendix "Full-stream

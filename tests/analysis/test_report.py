@@ -117,10 +117,10 @@ def test_the_page_has_every_section_with_the_runs_numbers(grid):
     (table, unfinished) = _tables(page, "table")
     header, rows = table[0], {row[0]: row for row in table[1:]}
     overall = header.index("Overall")
-    assert rows["seqft"][1] == "2" and rows["seqft"][overall] == "0.500 ± 0.354"
+    assert rows["seqft"][1] == "0,1" and rows["seqft"][overall] == "0.500 ± 0.354"
     tsr = [load_results(p).metrics()["overall"] for p in grid.glob("toy-tsr-s*")]
     assert rows["tsr"][overall] == f"{statistics.fmean(tsr):.3f} ± {statistics.stdev(tsr):.3f}"
-    assert rows["tsr"][1] == "2"  # the unfinished tsr run is not averaged in: it is listed apart
+    assert rows["tsr"][1] == "0,1"  # the unfinished tsr run is not averaged in: it is listed apart
     assert unfinished[1][:4] == ["half", "tsr", "1", "2 of 3"]
     assert _section(page, "table").count("<img") == 1  # the table as a figure (two methods)
     # a results matrix per run, routing for the tsr runs only, one loss figure for the setting
@@ -154,7 +154,7 @@ def test_a_cell_of_one_run_is_its_mean_alone(grid):
     page, _ = build_report(run)
     table = _tables(page, "table")[0]
     row = dict(zip(table[0], table[1]))
-    assert row["seeds"] == "1" and row["Overall"] == f"{load_results(run).metrics()['overall']:.3f}"
+    assert row["seeds"] == "0" and row["Overall"] == f"{load_results(run).metrics()['overall']:.3f}"
 
 
 def test_the_page_needs_nothing_from_outside(grid):
@@ -224,6 +224,11 @@ def test_names_are_text_in_the_page_and_in_its_figures(grid, tmp_path):
     path.write_text(json.dumps(data))
     page, _ = build_report(odd)
     assert "tsr &lt;b&gt;&amp;" in page and "<b>" not in page
+    # the renamed run splits tsr's seeds: the page shows each row's seeds and says they differ
+    table = _tables(page, "table")[0]
+    seeds = {row[0]: row[1] for row in table[1:]}
+    assert seeds["tsr"] == "1" and seeds["tsr <b>&"] == "0" and seeds["seqft"] == "0,1"
+    assert "The rows cover different seeds (seqft: 0,1; tsr &lt;b&gt;&amp;: 0; tsr: 1)" in page
 
 
 def _chromium() -> str | None:

@@ -88,9 +88,10 @@ def test_latex_table_in_the_papers_layout():
     cells = {"synth · base": {"seqft": {"overall": (0.264, 0.048, 3), "bwt": (-0.134, 0.058, 3)},
                               "er": {"overall": (0.451, 0.031, 3), "bwt": (0.025, 0.020, 3)},
                               "tsr": {"overall": (0.475, 0.030, 3), "bwt": (-0.2, 0.015, 3)}}}
-    tex = table.latex_table(cells, ["synth · base"], ["seqft", "er", "tsr"], ("overall", "bwt"))
+    seeds = {"synth · base": {m: (0, 1, 2) for m in ("seqft", "er", "tsr")}}
+    tex = table.latex_table(cells, ["synth · base"], ["seqft", "er", "tsr"], ("overall", "bwt"), seeds=seeds)
     lines = tex.splitlines()
-    assert lines[0] == r"\begin{tabular}{l cc}" and r"\multicolumn{2}{c}{synth $\cdot$ base}" in tex
+    assert lines[0] == "% seeds: 0-2" and lines[1] == r"\begin{tabular}{l cc}" and r"\multicolumn{2}{c}{synth $\cdot$ base}" in tex
     seqft = lines[lines.index("SeqFT") + 1]
     assert seqft == r" & $.264{\scriptscriptstyle\pm .048}$ & $-.134{\scriptscriptstyle\pm .058}$ \\"
     assert r"$\mathbf{.475}{\scriptscriptstyle\pm .030}$" in tex      # best Overall in bold
@@ -98,5 +99,6 @@ def test_latex_table_in_the_papers_layout():
     # a rule between each family: SeqFT | rehearsal (ER) | TSR
     assert lines.count(r"\midrule") == 3 and tex.index("ER\n") < tex.index("TSR\n")
     # one run: the mean alone
-    one = table.latex_table({"s": {"er": {"overall": (0.451, 0.0, 1)}}}, ["s"], ["er"], ("overall",))
+    one = table.latex_table({"s": {"er": {"overall": (0.451, 0.0, 1)}}}, ["s"], ["er"], ("overall",),
+                            seeds={"s": {"er": (4,)}})
     assert r" & $\mathbf{.451}$ \\" in one.splitlines()

@@ -80,7 +80,7 @@ def test_regime_audit_end_to_end(tiny_model, toy_stream, tmp_path, capsys):
             assert p["stats"]["seqft_retention"]["mean"] == pytest.approx(run["overall"]["mean"] / run["plas"]["mean"])
     runs = [d for d in (tmp_path / "runs").iterdir() if (d / "results.json").is_file()]
     assert len(runs) == 4  # two methods at two points: each point's overrides make its own runs
-    assert "| slow | 1 |" in (out / "regime.md").read_text() and (out / "regime.png").stat().st_size > 10_000
+    assert "| slow | 0 |" in (out / "regime.md").read_text() and (out / "regime.png").stat().st_size > 10_000
     assert main([*argv, "--report-only"]) == 0  # nothing to train: the same report
     assert json.loads((out / "regime.json").read_text())["points"] == report["points"]
     refuse(capsys, tmp_path, ["audit", "regime", *common, "--points", str(tmp_path / "none.yaml")], "none.yaml")

@@ -62,14 +62,24 @@ def test_table_and_show(tiny_model, toy_stream, tmp_path, capsys):
     lines = [l for l in md.splitlines() if l.startswith("| ")]
     assert lines[1].startswith("| seqft") and lines[2].startswith("| tsr")  # paper's row order
     assert "±" in md
-    assert lines[0].split(" | ")[1].endswith("seeds") and lines[1].split(" | ")[1] == "2"  # runs per cell
-    # one run: the mean alone (a spread of one value is not 0), and the seeds column says 1
+    assert lines[0].split(" | ")[1].endswith("seeds") and lines[1].split(" | ")[1] == "0,1"  # the seeds of a cell
+    # one run: the mean alone (a spread of one value is not 0), and the seeds column names its seed
     assert main(["table", str(next(tmp_path.glob("toy-tsr-s0-*"))), "--format", "md"]) == 0
     row = [l for l in capsys.readouterr().out.splitlines() if l.startswith("| tsr")][0]
-    assert "±" not in row and row.split(" | ")[1] == "1"
+    assert "±" not in row and row.split(" | ")[1] == "0"
+    # rows over different seeds are refused in one line, and shown, each with its seeds, when asked
+    uneven = [str(next(tmp_path.glob(f"toy-{m}-s{s}-*"))) for m, s in (("tsr", 0), ("seqft", 0), ("seqft", 1))]
+    assert main(["table", *uneven, "--format", "md"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cover different seeds (seqft: 0,1; tsr: 0)" in err
+    assert "--uneven-seeds" in err and "Traceback" not in err
+    assert main(["table", *uneven, "--format", "md", "--uneven-seeds"]) == 0
+    out = capsys.readouterr()
+    rows = {l.split(" | ")[0][2:]: l.split(" | ")[1] for l in out.out.splitlines() if l.startswith("| ")}
+    assert rows["seqft"] == "0,1" and rows["tsr"] == "0" and "cells cover different seeds" in out.err
     assert main(["table", str(tmp_path), "--format", "csv"]) == 0
     csv = capsys.readouterr().out.splitlines()
-    assert csv[0] == "setting,method,metric,mean,std,n" and csv[1].endswith(",2")
+    assert csv[0] == "setting,method,metric,mean,std,n,seeds" and csv[1].endswith(",2,0 1")
     assert main(["table", str(tmp_path), "--plot", str(tmp_path / "plots" / "table.png")]) == 0
     assert (tmp_path / "plots" / "table.png").stat().st_size > 10_000
     assert "figure written to" in capsys.readouterr().err
@@ -280,13 +290,15 @@ def test_table_never_averages_runs_of_different_configs_and_lists_unfinished_one
     saved.write_text("".join(line for line in text.splitlines(keepends=True)
                              if not line.strip().startswith(("predictions:", "extra_tokens:"))))
     capsys.readouterr()
-    assert main(["table", str(tmp_path), "--format", "csv"]) == 0
+    assert main(["table", str(tmp_path), "--format", "csv"]) == 2  # lam=100 has seeds 0,1,3, lam=3 seed 0
+    assert "ewc (lam=100.0): 0,1,3; ewc (lam=3.0): 0" in capsys.readouterr().err
+    assert main(["table", str(tmp_path), "--format", "csv", "--uneven-seeds"]) == 0
     captured = capsys.readouterr()
     rows = [line.split(",") for line in captured.out.splitlines()[1:] if ",overall," in line]
-    cells = {(setting.rsplit(" · ", 1)[1], method): int(n) for setting, method, _, _, _, n in rows}
-    # the two seeds of one config share a cell; another step count or lam gets its own
-    assert cells == {("train.steps=4", "ewc (lam=100.0)"): 3, ("train.steps=5", "ewc (lam=100.0)"): 1,
-                     ("train.steps=4", "ewc (lam=3.0)"): 1}
+    cells = {(setting.rsplit(" · ", 1)[1], method): (int(n), seeds) for setting, method, _, _, _, n, seeds in rows}
+    # the seeds of one config share a cell; another step count or lam gets its own
+    assert cells == {("train.steps=4", "ewc (lam=100.0)"): (3, "0 1 3"), ("train.steps=5", "ewc (lam=100.0)"): (1, "0"),
+                     ("train.steps=4", "ewc (lam=3.0)"): (1, "0")}
     assert "1 unfinished run(s)" in captured.err and "half" in captured.err and "1 tasks finished" in captured.err
 
 

@@ -13,6 +13,7 @@ import statistics
 from typing import Any, Callable, Mapping
 
 from ..engine.results import Results, load_results
+from .seeds import check_even, seed_label
 from .table import METRICS, RunSummary, mean_std
 
 Runs = Mapping[Any, RunSummary]  # point (.method, .variant, .seed) -> its finished run
@@ -42,6 +43,24 @@ def cells(runs: Runs, metrics: tuple[str, ...] = METRICS) -> dict[str, dict[str,
                 mean, std, n = mean_std([v[m] for v in cell["seeds"].values()])
                 cell[m] = {"mean": mean, "std": std, "n": n}
     return out
+
+
+def cell_seeds(cell: dict) -> tuple[int, ...]:
+    """The seeds a cell of :func:`cells` covers."""
+    return tuple(sorted(int(s) for s in cell.get("seeds", {})))
+
+
+def covered(cell: dict | None) -> str:
+    """The seeds a cell covers, as a table shows them (``0-4``; ``-`` for no cell)."""
+    return seed_label(cell_seeds(cell)) if cell else "-"
+
+
+def check_cells(table: dict[str, dict[str, dict]], where: str, allow: bool = False) -> str | None:
+    """Refuse (:func:`tsr.analysis.seeds.check_even`) a grid whose ``(method, variant)`` cells cover
+    different seeds unless ``allow``; the phrase naming the sets when uneven and allowed."""
+    groups = {f"{method} {variant}".strip(): cell_seeds(cell)
+              for method, variants in table.items() for variant, cell in variants.items()}
+    return check_even(groups, where, allow)
 
 
 def paired(a: dict, b: dict, metric: str = "overall") -> dict:

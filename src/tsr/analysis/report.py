@@ -29,7 +29,9 @@ from .html import Cell, esc, figure, number, page, png_bytes, table, text
 from .report_audits import Audit, audit_section, find_audits
 from .report_probe import Probe, find_probes, load_probe, probe_section
 from .runlog import read_loss_log
-from .table import LOSS_METRICS, METHOD_ORDER, METRICS, RunSummary, aggregate, find_runs, run_labels, summarise
+from .seeds import seed_label, uneven
+from .table import (LOSS_METRICS, METHOD_ORDER, METRICS, RunSummary, aggregate, find_runs, run_labels, seed_sets,
+                    summarise)
 
 HEADERS = {"overall": "Overall", "plas": "Plas", "bwt": "BWT",
            "overall_loss": "Overall (L)", "plas_loss": "Plas (L)", "bwt_loss": "BWT (L)"}
@@ -120,6 +122,7 @@ def collect(root: Path) -> Found:
 
 def _comparison(found: Found) -> str:
     cells, settings, methods = aggregate([r.summary for r in found.runs], METRICS + LOSS_METRICS)
+    seeds = seed_sets([r.summary for r in found.runs])
     parts = []
     for setting in settings:
         rows_of = {m: cells[setting][m] for m in methods if m in cells.get(setting, {})}
@@ -131,7 +134,7 @@ def _comparison(found: Found) -> str:
                 best[m] = min(means) if m in LOWER_IS_BETTER else max(means)
         rows = []
         for method, stats in rows_of.items():
-            row = [text(method), Cell(str(max(s[2] for s in stats.values())), num=True)]
+            row = [text(method), Cell(seed_label(seeds[setting][method]), num=True)]
             for m in shown:
                 mean, std, n = stats[m]
                 signed = m.startswith("bwt")
@@ -139,6 +142,9 @@ def _comparison(found: Found) -> str:
                          + (f" ± {number(std)}" if n > 1 else ""))
                 row.append(Cell(value, num=True, best=best.get(m) == mean))
             rows.append(row)
+        spread = uneven(seeds.get(setting, {}))
+        warn = (f" <strong>The rows cover different seeds ({esc(spread)}): compare them with care</strong> (<code>tsr table</code> refuses "
+                "them without --uneven-seeds)." if spread else "")
         parts.append(f"<h3>{esc(setting)}</h3>" + table(
             ["method", "seeds", *(HEADERS[m] for m in shown)], rows,
             "Mean ± sample standard deviation over seeds (one seed: the mean alone), recomputed from each "
@@ -146,7 +152,7 @@ def _comparison(found: Found) -> str:
             "Overall, Plas and BWT: accuracy over the classification tasks (higher is better); (L): "
             "answer loss over the generation tasks (lower is better; a positive BWT (L) is "
             "forgetting). Runs share a row only when their configs differ in nothing but the seed. "
-            "Bold: the best in its column.", numeric=set(range(1, len(shown) + 2))))
+            "Bold: the best in its column; seeds: the seeds each row covers." + warn, numeric=set(range(1, len(shown) + 2))))
     if len(methods) > 1:  # the table as a figure: each run a dot, so the spread is seen
         plotted = tuple(m for m in PLOTTED
                         if any(math.isfinite(c[m][0]) for rows in cells.values() for c in rows.values()))

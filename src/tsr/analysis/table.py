@@ -28,6 +28,7 @@ from ..engine.progress import saved_step
 from ..engine.results import Results, load_results
 from ..engine.store import flatten
 from ..errors import RunError
+from .seeds import check_even, seed_label, uneven
 
 # The paper's row order: no mechanism, rehearsal-free, rehearsal-based, TSR and its variants.
 METHOD_ORDER = ("seqft", "ewc", "lwf", "sdft", "olora", "gainlora", "deal", "agem", "derpp",
@@ -163,6 +164,24 @@ def aggregate(summaries: list[RunSummary], metrics: tuple[str, ...] = METRICS):
     return cells, settings, methods
 
 
+def seed_sets(summaries: list[RunSummary]) -> dict[str, dict[str, tuple[int, ...]]]:
+    """``{setting: {method: seeds}}``: the seeds each cell of :func:`aggregate` covers."""
+    done = [s for s in summaries if s.finished]
+    labels = run_labels(done)
+    out: dict[str, dict[str, set[int]]] = {}
+    for s in done:
+        setting, method = labels[s.path]
+        out.setdefault(setting, {}).setdefault(method, set()).add(s.seed)
+    return {k: {m: tuple(sorted(v)) for m, v in rows.items()} for k, rows in out.items()}
+
+
+def check_seeds(seeds: dict[str, dict[str, tuple[int, ...]]], allow: bool = False) -> list[str]:
+    """Refuse (one-line :class:`RunError`) a setting whose rows cover different seeds unless
+    ``allow``; the phrases of the uneven settings, for a table printed anyway."""
+    return [f"{setting}: {phrase}" for setting, rows in seeds.items()
+            if (phrase := check_even(rows, setting, allow))]
+
+
 def unfinished(summaries: list[RunSummary]) -> list[str]:
     """One line per run that has not finished: its folder and how far it got (with the step a
     mid-task checkpoint saved in the next task, where there is one)."""
@@ -183,17 +202,12 @@ def _cell(stat: tuple[float, float, int] | None, signed: bool) -> str:
     return (f"{mean:+.3f}" if signed else f"{mean:.3f}") + (f" ± {std:.3f}" if n > 1 else "")
 
 
-def _seeds(cell: dict | None) -> str:
-    """How many runs a cell averages (a metric a run lacks counts fewer: the most is shown)."""
-    return str(max(n for _, _, n in cell.values())) if cell else "-"
-
-
-def _rows(cells, settings, methods, metrics):
+def _rows(cells, settings, methods, metrics, seeds):
     for method in methods:
         row = [method]
         for setting in settings:
             cell = cells.get(setting, {}).get(method)
-            row.append(_seeds(cell))
+            row.append(seed_label(seeds.get(setting, {}).get(method, ())) if cell else "-")
             for m in metrics:
                 row.append(_cell((cell or {}).get(m), m.startswith("bwt")))
         yield row
@@ -203,32 +217,33 @@ def _header(settings, metrics):
     return ["method"] + [f"{s} {m}" for s in settings for m in ("seeds", *metrics)]
 
 
-def rich_table(cells, settings, methods, metrics=METRICS) -> Table:
+def rich_table(cells, settings, methods, metrics=METRICS, *, seeds) -> Table:
     table = Table(title="mean ± std over seeds (one seed: the mean alone)")
     table.add_column("method", style="bold")
     for s in settings:
         for m in ("seeds", *metrics):
             table.add_column(f"{s}\n{m}", justify="right")
-    for row in _rows(cells, settings, methods, metrics):
+    for row in _rows(cells, settings, methods, metrics, seeds):
         table.add_row(*row)
     return table
 
 
-def markdown_table(cells, settings, methods, metrics=METRICS) -> str:
+def markdown_table(cells, settings, methods, metrics=METRICS, *, seeds) -> str:
     header = _header(settings, metrics)
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(r) + " |" for r in _rows(cells, settings, methods, metrics)]
+    lines += ["| " + " | ".join(r) + " |" for r in _rows(cells, settings, methods, metrics, seeds)]
     return "\n".join(lines) + "\n"
 
 
-def csv_table(cells, settings, methods, metrics=METRICS) -> str:
-    out = ["setting,method,metric,mean,std,n"]
+def csv_table(cells, settings, methods, metrics=METRICS, *, seeds) -> str:
+    out = ["setting,method,metric,mean,std,n,seeds"]
     for s in settings:
         for method in methods:
+            covered = " ".join(map(str, seeds.get(s, {}).get(method, ())))
             for m in metrics:
                 stat = cells.get(s, {}).get(method, {}).get(m)
                 if stat is not None:
-                    out.append(f"{s},{method},{m},{stat[0]:.6f},{stat[1]:.6f},{stat[2]}")
+                    out.append(f"{s},{method},{m},{stat[0]:.6f},{stat[1]:.6f},{stat[2]},{covered}")
     return "\n".join(out) + "\n"
 
 
@@ -255,7 +270,7 @@ def _tex_number(value: float, signed: bool) -> str:
     return text.replace("0.", ".", 1) if abs(value) < 1 else text  # the paper's .264, -.134
 
 
-def latex_table(cells, settings, methods, metrics=METRICS) -> str:
+def latex_table(cells, settings, methods, metrics=METRICS, *, seeds) -> str:
     """The comparison as LaTeX in the paper's Table-3 layout (booktabs): a column group per
     setting, mean with a small ± std per cell (the mean alone for one run), the best value per column in bold (highest
     accuracy metric, lowest loss metric), rules between the method families."""
@@ -267,7 +282,10 @@ def latex_table(cells, settings, methods, metrics=METRICS) -> str:
             if values:
                 best[s, m] = (min if m.endswith("_loss") else max)(values)
     width = len(metrics)
-    lines = [r"\begin{tabular}{l " + " ".join("c" * width for _ in settings) + "}", r"\toprule"]
+    covered = {f"{meth} ({s})" if len(settings) > 1 else meth: seeds.get(s, {}).get(meth, ())
+               for s in settings for meth in methods}
+    lines = [f"% seeds: {uneven(covered) or seed_label(next((v for v in covered.values() if v), ()))}",
+             r"\begin{tabular}{l " + " ".join("c" * width for _ in settings) + "}", r"\toprule"]
     lines.append(" & " + " & ".join(rf"\multicolumn{{{width}}}{{c}}{{{_tex(s)}}}" for s in settings) + r" \\")
     lines.append("".join(rf"\cmidrule(lr){{{2 + i * width}-{1 + (i + 1) * width}}}" for i in range(len(settings))))
     lines.append("Method & " + " & ".join(LATEX_METRIC.get(m, _tex(m)) for _ in settings for m in metrics) + r" \\")

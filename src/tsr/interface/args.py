@@ -110,6 +110,11 @@ def add_workers(p: argparse.ArgumentParser, help_text: str = "parallel processes
     p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help=help_text)
 
 
+def add_uneven_seeds(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--uneven-seeds", action="store_true", help="compare cells that cover different seeds "
+                   "(refused otherwise); each cell lists the seeds it covers")
+
+
 def add_executor_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="local worker processes (default) or Ray (docs/cluster.md)")

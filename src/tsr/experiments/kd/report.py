@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ...analysis.cells import beyond_noise, dot_panel, fmt, fmt_paired, paired
+from ...analysis.cells import beyond_noise, covered, dot_panel, fmt, fmt_paired, paired
 from ...analysis.report_files import write_report_files
 from .plan import BASELINE, NO_TEACHER, reshape_label
 
@@ -70,7 +70,7 @@ def kd_markdown(summary: dict) -> str:
         for t, c in {**r["teachers"], **r.get("reshapes", {})}.items():
             diff = "0 (default)" if t == BASELINE else fmt_paired(c.get("vs_era"))
             lines.append(f"| {method} | {t} | {fmt(c['overall'])} | {fmt(c['plas'])} | {fmt(c['bwt'], True)} | "
-                         f"{diff if t != NO_TEACHER else '-'} | {c['overall']['n']} |")
+                         f"{diff if t != NO_TEACHER else '-'} | {covered(c)} |")
     text = "\n".join(lines) + "\n"
     for method, r in summary["methods"].items():
         c9 = r.get("c9")

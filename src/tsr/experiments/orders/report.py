@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ...analysis.cells import beyond_noise, dot_panel, fmt, fmt_paired, paired
+from ...analysis.cells import beyond_noise, covered, dot_panel, fmt, fmt_paired, paired
 from ...analysis.report_files import write_report_files
 from ...analysis.table import FAMILY, mean_std
 
@@ -139,7 +139,7 @@ def orders_markdown(summary: dict) -> str:
             twin = summary["orders"][label]["same_as"] or label  # an alias shows its twin's difference
             diff = "0 (reference)" if twin == ref else fmt_paired(r["vs_reference"].get(twin))
             text += (f"| {label} | {fmt(c['overall'])} | {fmt(c['plas'])} | {fmt(c['bwt'], True)} | {diff} | "
-                     f"{c['overall']['n']} |\n")
+                     f"{covered(c)} |\n")
         rg = {m: ("-" if math.isnan(v) else f"{v:.3f}") for m, v in r["range"].items()}
         text += f"| range (max − min of the means) | {rg['overall']} | {rg['plas']} | {rg['bwt']} | | |\n"
         text += per_task_markdown(summary.get("per_task", {}).get(method, {}), list(summary["orders"]))

@@ -13,8 +13,9 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from ...analysis.cells import fmt
+from ...analysis.cells import cell_seeds, fmt
 from ...analysis.report_files import write_report_files
+from ...analysis.seeds import seed_label, uneven
 from ...analysis.table import mean_std
 from .plan import RELATIONS_NEEDED, TARGETS
 
@@ -33,8 +34,8 @@ def retention(cell: dict) -> dict:
 def point_summary(cells: dict[str, dict[str, dict]], name: str, relations: list[dict] | None) -> dict:
     """One point of the map from the grid's cells (``cells[method][point]``)."""
     methods = {m: v[name] for m, v in cells.items() if name in v}
-    out: dict = {"point": name, "methods": {m: {k: c[k] for k in ("overall", "plas", "bwt")}
-                                            for m, c in methods.items()}}
+    out: dict = {"point": name, "methods": {m: {**{k: c[k] for k in ("overall", "plas", "bwt")},
+                                                "seeds": list(cell_seeds(c))} for m, c in methods.items()}}
     stats = {}
     if "seqft" in methods:
         stats["seqft_retention"] = retention(methods["seqft"])
@@ -71,7 +72,8 @@ def regime_markdown(points: list[dict]) -> str:
              "|---|---|---|---|---|---|" + "---|" * len(methods) + "---|---|"]
     for p in points:
         s = p["stats"]
-        seeds = max((c["overall"]["n"] for c in p["methods"].values()), default=0)
+        covering = {m: c.get("seeds", ()) for m, c in p["methods"].items()}
+        seeds = uneven(covering) or seed_label(next(iter(covering.values()), ()))
         met = [v for v in p["targets"].values() if v is not None]
         rel = p.get("relations")
         checks = f"{rel['passed']}/{rel['total']}" if rel else "-"

@@ -46,6 +46,7 @@ def arm_progress(describe):
 
 def variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, what: str) -> dict:
     """Run (or, with --report-only, only read) a grid of run variants; its finished runs."""
+    from ...analysis.cells import check_cells, cells
     from ...experiments.grid import finished_runs, run_grid
 
     pool = executor(args)
@@ -63,4 +64,7 @@ def variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, wh
         progress, task_done = grid_callbacks(Console(stderr=True))
         run_grid(grid, args.workers, progress, task_done, pool)
         runs = finished_runs(grid)
+    spread = check_cells(cells(runs), what, args.uneven_seeds)
+    if spread:
+        console.print(f"cells cover different seeds ({spread}): each lists its own", highlight=False)
     return runs

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..args import Default, add_executor_flags, add_items, add_workers, csv_list, option, split_items
+from ..args import Default, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, option, split_items
 from .common import SEEDS, add_audit, command_line, print_saved, variant_runs
 
 EXAMPLES = """examples:
@@ -59,5 +59,6 @@ def add_parser(audits) -> None:
     option(q, "--seeds", fallback=SEEDS, help="comma-separated seeds (default %(fallback)s)")
     add_workers(q, "parallel runs")
     q.add_argument("--out", help="report folder (default: <out_dir>/audit-kd-<stream>-<fingerprint>)")
+    add_uneven_seeds(q)
     q.add_argument("--report-only", action="store_true", help="train nothing: report the runs finished so far")
     add_executor_flags(q)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..args import Default, add_executor_flags, add_items, add_workers, csv_list, executor, option, split_items
+from ..args import (Default, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, executor, option,
+                    split_items)
 from .common import SEEDS, add_audit, command_line, print_saved, variant_runs
 
 EXAMPLES = """examples:
@@ -61,5 +62,6 @@ def add_parser(audits) -> None:
                    "relation checks (C4: target and mixed arms of stance, policy, irony, arith-cm, arith-ds)")
     add_workers(q, "parallel runs")
     q.add_argument("--out", help="report folder (default: <out_dir>/audit-regime-<stream>-<fingerprint>)")
+    add_uneven_seeds(q)
     q.add_argument("--report-only", action="store_true", help="train nothing: report the runs finished so far")
     add_executor_flags(q)

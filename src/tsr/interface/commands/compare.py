@@ -9,7 +9,8 @@ from pathlib import Path
 from rich.console import Console
 
 from ...errors import TsrError
-from ..args import Default, add, add_executor_flags, add_items, add_workers, csv_list, executor, option, split_items
+from ..args import (Default, add, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, executor,
+                    option, split_items)
 from ..grid_output import grid_callbacks, print_unfinished, started_summaries
 
 EXAMPLES = """examples:
@@ -78,9 +79,13 @@ def _compare_outputs(args: argparse.Namespace, console: Console, summaries: list
 
     metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
     cells, settings, methods = agg.aggregate(summaries, metrics)
-    console.print(agg.rich_table(cells, settings, methods, metrics))
+    seeds = agg.seed_sets(summaries)
+    uneven = agg.check_seeds(seeds, args.uneven_seeds)
+    console.print(agg.rich_table(cells, settings, methods, metrics, seeds=seeds))
+    if uneven:
+        console.print(f"cells cover different seeds ({'; '.join(uneven)}): each lists its own", highlight=False)
     if args.md:
-        write_text(Path(args.md), agg.markdown_table(cells, settings, methods, metrics))
+        write_text(Path(args.md), agg.markdown_table(cells, settings, methods, metrics, seeds=seeds))
         console.print(f"markdown table written to {args.md}")
     if args.plot:
         from ...analysis.table_figure import write_comparison_figure
@@ -101,6 +106,7 @@ def add_parser(sub) -> None:
                    "of runs made with eval.predictions")
     p.add_argument("--md", help="also write the table as markdown to this file")
     p.add_argument("--plot", metavar="FILE.png", help="also draw the table as a figure (as tsr table --plot)")
+    add_uneven_seeds(p)
     p.add_argument("--report-only", action="store_true", help="train nothing: the table of this grid's runs "
                    "that have finished (the others are listed)")
     p.add_argument("--vary", action="append", metavar="KEY=V1,V2,...", help="run every value of a config key "

@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ...errors import TsrError
-from ..args import add
+from ..args import add, add_uneven_seeds
 
 EXAMPLES = """examples:
   tsr table runs/                           # every finished run under runs/
@@ -26,18 +26,23 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
         raise TsrError(f"no runs under {', '.join(args.runs)}")
     metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
     cells, settings, methods = agg.aggregate(summaries, metrics)
+    seeds = agg.seed_sets(summaries)
+    uneven = agg.check_seeds(seeds, args.uneven_seeds)
     pending = agg.unfinished(summaries)
     if args.format == "md":
-        sys.stdout.write(agg.markdown_table(cells, settings, methods, metrics))
+        sys.stdout.write(agg.markdown_table(cells, settings, methods, metrics, seeds=seeds))
     elif args.format == "csv":
-        sys.stdout.write(agg.csv_table(cells, settings, methods, metrics))
+        sys.stdout.write(agg.csv_table(cells, settings, methods, metrics, seeds=seeds))
     elif args.format == "latex":
-        sys.stdout.write(agg.latex_table(cells, settings, methods, metrics))
+        sys.stdout.write(agg.latex_table(cells, settings, methods, metrics, seeds=seeds))
     elif len(pending) < len(summaries):
-        console.print(agg.rich_table(cells, settings, methods, metrics))
+        console.print(agg.rich_table(cells, settings, methods, metrics, seeds=seeds))
         console.print(f"[dim]{len(summaries) - len(pending)} finished runs[/]")
     else:  # a grid that has only started: no table, the runs in progress below
         console.print("no run has finished yet", highlight=False)
+    if uneven:
+        Console(stderr=True).print(f"cells cover different seeds ({'; '.join(uneven)}): each lists its own",
+                                   highlight=False, soft_wrap=True)
     if args.plot:
         from ...analysis.table_figure import write_comparison_figure
 
@@ -60,5 +65,6 @@ def add_parser(sub) -> None:
     p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
     p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
                    "of runs made with eval.predictions")
+    add_uneven_seeds(p)
     p.add_argument("--plot", metavar="FILE.png", help="also draw Overall and BWT (with --loss their loss twins) per "
                    "method, each run a dot, into this image")

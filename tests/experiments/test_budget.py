@@ -8,7 +8,9 @@ import pytest
 from badinputs import refuse
 from tsr.errors import ConfigError
 from tsr.analysis.arms import arm_table, oracle_arms, oracle_max_arms, signature_routes, table_markdown
-from tsr.experiments.budget.report import budget_summary
+from tsr.analysis.seeds import check_even
+from tsr.errors import RunError
+from tsr.experiments.budget.report import budget_markdown, budget_summary, seed_groups
 from tsr.analysis.label_efficiency import equivalent_examples, invert, isotonic
 from tsr.experiments.probe.plan import Job, plan_jobs, random_source
 from tsr.experiments.probe.run import run_job, run_probe
@@ -108,6 +110,23 @@ def test_budget_summary_by_hand():
     assert cell["mean"] == pytest.approx(0.15)
     assert cell["label_efficiency"]["equivalent"] == pytest.approx(math.sqrt(1000))
     assert summary["arms"]["oracle"]["10"]["mean"] == pytest.approx(0.15)
+
+
+def test_budget_cells_name_their_seeds_and_uneven_ones_are_refused():
+    """Seed 1's arms at N=20 are missing: the N=20 cell covers seed 0 only, the table says so,
+    and the CLI's check refuses the sweep unless --uneven-seeds."""
+    arms = {10: [_arm("t", "target", s, 0.4 + 0.1 * s) for s in (0, 1)]
+            + [_arm("t", "mixed", s, 0.6, "a") for s in (0, 1)],
+            20: [_arm("t", "target", 0, 0.5), _arm("t", "mixed", 0, 0.7, "a")],
+            100: [_arm("t", "target", s, 0.7) for s in (0, 1)]}
+    summary = budget_summary(arms, 100)
+    groups = seed_groups(summary)
+    assert groups["t N=10"] == [0, 1] and groups["t N=20"] == [0] and groups["t mixed:a N=20"] == [0]
+    text = budget_markdown(summary, ["t"])
+    assert "| t | acc | 20 | 0.500 ± - | +0.200 ± - | 0 |" in text and "| t | mixed:a | 10 | +0.150 ± 0.050 | " in text
+    with pytest.raises(RunError, match=r"cover different seeds \(t N=10, t N=100, t mixed:a N=10, t oracle N=10: 0,1; "
+                                        r"t N=20, t mixed:a N=20, t oracle N=20: 0\)"):
+        check_even(groups, "budget audit of s")
 
 
 # -- random arm: the generator's draw, trained as (or copied from) its mixed twin ----------------------

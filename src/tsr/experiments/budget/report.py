@@ -11,14 +11,17 @@ from pathlib import Path
 from ...analysis.arms import oracle_arms
 from ...analysis.label_efficiency import equivalent_examples
 from ...analysis.report_files import write_report_files
+from ...analysis.seeds import seed_label
 from ...analysis.transfer import metric, stat
 from ...atomic import write_figure
 
 
-def _spread(values: list[float]) -> dict:
+def _spread(by_seed: dict[int, float]) -> dict:
+    """Mean, sample std, standard error and n of per-seed values, and the seeds they cover."""
+    values = list(by_seed.values())
     found = stat(values)
     std = statistics.stdev(values) if len(values) > 1 else math.nan
-    return {"mean": found.mean, "std": std, "se": found.se, "n": found.n}
+    return {"mean": found.mean, "std": std, "se": found.se, "n": found.n, "covers": sorted(by_seed)}
 
 
 # the arms drawn in fixed colours (no green: N_max); the mixed and init arms take the palette
@@ -41,16 +44,18 @@ def budget_summary(arms_by_n: dict[int, list[dict]], n_max: int) -> dict:
         key, sign = metric(kind), (1.0 if kind == "classification" else -1.0)
         base = {n: {a["seed"]: a[key] for a in rows if a["arm"] == "target"} for n, rows in by_n.items()}
         ref = base.get(n_max, {})
-        curve = {n: {**_spread(list(s.values())), "seeds": {str(k): v for k, v in sorted(s.items())}}
+        curve = {n: {**_spread(s), "seeds": {str(k): v for k, v in sorted(s.items())}}
                  for n, s in sorted(base.items()) if s}
-        room = {n: _spread([sign * (ref[k] - v) for k, v in s.items() if k in ref]) for n, s in sorted(base.items()) if s}
+        room = {n: _spread({k: sign * (ref[k] - v) for k, v in s.items() if k in ref})
+                for n, s in sorted(base.items()) if s}
         means = {n: c["mean"] for n, c in curve.items()}
         gains: dict[str, dict] = {}
         for n, rows in sorted(by_n.items()):
             # the oracle is the seed-mean matrix's column best (oracle-max, biased upward, is no gain)
             others = [a for a in rows if a["arm"] in ("mixed", "random", "pooled", "init")] + oracle_arms(rows)
             for label in sorted({_label(a) for a in others}):
-                diffs = [a[key] - base[n][a["seed"]] for a in others if _label(a) == label and a["seed"] in base[n]]
+                diffs = {a["seed"]: a[key] - base[n][a["seed"]] for a in others
+                         if _label(a) == label and a["seed"] in base[n]}
                 if not diffs:
                     continue
                 cell = _spread(diffs)
@@ -59,6 +64,17 @@ def budget_summary(arms_by_n: dict[int, list[dict]], n_max: int) -> dict:
                 gains.setdefault(label, {})[str(n)] = cell
         out["targets"][target] = {"kind": kind, "metric": key, "curve": {str(n): c for n, c in curve.items()},
                                   "headroom": {str(n): r for n, r in room.items()}, "arms": gains}
+    return out
+
+
+def seed_groups(summary: dict) -> dict[str, list[int]]:
+    """The seeds each cell of the report covers (``t N=10``, ``t mixed:s N=10``), for
+    :func:`tsr.analysis.seeds.check_even`."""
+    out: dict[str, list[int]] = {}
+    for target, r in summary["targets"].items():
+        out.update({f"{target} N={n}": c["covers"] for n, c in r["curve"].items()})
+        out.update({f"{target} {label} N={n}": c["covers"] for label, cells in r["arms"].items()
+                    for n, c in cells.items()})
     return out
 
 
@@ -85,7 +101,7 @@ def budget_markdown(summary: dict, order: list[str]) -> str:
         for n, c in r["curve"].items():
             h = r["headroom"][n]
             lines.append(f"| {t} | {r['metric']} | {n} | {_f(c['mean'])} ± {_f(c['std'])} | "
-                         f"{_f(h['mean'], True)} ± {_f(h['se'])} | {c['n']} |")
+                         f"{_f(h['mean'], True)} ± {_f(h['se'])} | {seed_label(c['covers'])} |")
     rows = [(t, label, n, c) for t in order if t in summary["targets"]
             for label, cells in summary["targets"][t]["arms"].items() for n, c in cells.items()]
     if rows:
@@ -93,7 +109,7 @@ def budget_markdown(summary: dict, order: list[str]) -> str:
                   "| target | arm | N | gain ± se | equivalent examples | seeds |", "|---|---|---|---|---|---|"]
         for t, label, n, c in rows:
             lines.append(f"| {t} | {label} | {n} | {_f(c['mean'], True)} ± {_f(c['se'])} | "
-                         f"{_eq(c.get('label_efficiency'))} | {c['n']} |")
+                         f"{_eq(c.get('label_efficiency'))} | {seed_label(c['covers'])} |")
         lines += ["", "Equivalent examples: the target examples whose S_t(N) equals the arm's score, by "
                   "inverting the isotonic fit of the mean curve, linear in log N; `<` / `>`: outside the measured "
                   "range (not extrapolated). For generation targets the score is the answer loss (lower is better)."]
@@ -201,11 +217,9 @@ def gains_figure(summary: dict, order: list[str], title: str):
     return fig
 
 
-def write_budget_report(out: Path, arms_by_n: dict[int, list[dict]], n_max: int, order: list[str],
-                        title: str, command: str | None = None) -> dict:
-    """budget.json, budget.md, budget.png and (with mixed, random or oracle arms) gains.png
-    into ``out``; returns the summary."""
-    summary = budget_summary(arms_by_n, n_max)
+def write_budget_report(out: Path, summary: dict, order: list[str], title: str, command: str | None = None) -> dict:
+    """budget.json, budget.md, budget.png and (with mixed, random or oracle arms) gains.png of
+    :func:`budget_summary` into ``out``; returns the summary."""
     if any(r["arms"] for r in summary["targets"].values()):
         write_figure(Path(out) / "gains.png", gains_figure(summary, order, f"transfer gain by budget · {title}"), dpi=120)
     return write_report_files(out, "budget", f"Budget audit · {title}", summary, budget_markdown(summary, order),

@@ -9,7 +9,8 @@ from pathlib import Path
 from rich.console import Console
 
 from ...errors import TsrError
-from ..args import Default, add_executor_flags, add_items, add_workers, csv_list, executor, option, split_items
+from ..args import (Default, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, executor, option,
+                    split_items)
 from .common import SEEDS, add_audit, arm_progress, command_line, print_saved
 
 EXAMPLES = """examples:
@@ -28,7 +29,8 @@ N_MAX = Default("tsr.experiments.budget.plan:N_MAX")
 def cmd_audit_budget(args: argparse.Namespace, console: Console) -> int:
     from ...config import load_config
     from ...experiments.budget.plan import audit_dir, budget_dirs, jobs_at, plan_budget
-    from ...experiments.budget.report import budget_markdown, write_budget_report
+    from ...analysis.seeds import check_even
+    from ...experiments.budget.report import budget_markdown, budget_summary, seed_groups, write_budget_report
     from ...experiments.budget.run import run_budget, saved_arms
     from ...experiments.probe.plan import load_probe_stream
 
@@ -51,7 +53,11 @@ def cmd_audit_budget(args: argparse.Namespace, console: Console) -> int:
                       f"(N_max {plan.n_max}), {jobs} arms, {args.workers} worker(s) -> {out}")
         progress = arm_progress(lambda result: f"N={result['budget']} {result['target']} {result['arm']}")
         arms = run_budget(cfg, stream, plan, args.workers, progress, executor(args))
-    summary = write_budget_report(out, arms, plan.n_max, stream.names, stream.name, command_line(args, "budget"))
+    summary = budget_summary(arms, plan.n_max)
+    spread = check_even(seed_groups(summary), f"budget audit of {stream.name}", args.uneven_seeds)
+    if spread:
+        console.print(f"cells cover different seeds ({spread}): each lists its own", highlight=False)
+    write_budget_report(out, summary, stream.names, stream.name, command_line(args, "budget"))
     print_saved(console, budget_markdown(summary, stream.names), out)
     return 0
 
@@ -69,6 +75,7 @@ def add_parser(audits) -> None:
     q.add_argument("--arms", help="comma-separated arms: target, mixed, random (default: target)")
     add_workers(q)
     q.add_argument("--out", help="report folder (default: <out_dir>/audit-budget-<stream>-<fingerprint>)")
+    add_uneven_seeds(q)
     q.add_argument("--report-only", action="store_true", help="train nothing: report the arms saved so far "
                    "(a partial sweep, e.g. while another command runs it)")
     add_executor_flags(q)

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ...data.example import GEN_METRICS
 from ..args import add, add_trust_flag
 
 EXAMPLES = """examples:
@@ -55,6 +54,7 @@ def add_parser(sub) -> None:
                                                       "the answer's length plus eval.extra_tokens, or 128 without one)")
     p.add_argument("--kind", choices=("classification", "generation"),
                    help="how records with answers are scored (default: classification when the answers look like labels)")
-    p.add_argument("--metric", metavar="NAMES", help=f"generation metrics to compute, comma-separated "
-                                                      f"({', '.join(GEN_METRICS)}; default: all for generation)")
+    # the metric names are not listed here: that would import the data layer (and torch) to build the parser
+    p.add_argument("--metric", metavar="NAMES", help="generation metrics to compute, comma-separated (docs/metrics.md; "
+                                                      "default: all of them for generation)")
     add_trust_flag(p, "the learner")

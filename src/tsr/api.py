@@ -122,9 +122,11 @@ def export(run_dir: str | Path, out: str | Path, *, task: int | str | None = Non
     return export_run(Path(run_dir), Path(out), None if task is None else str(task), merge, trust_remote_code)
 
 
-def metrics(run: str | Path | Results | Outcome) -> dict[str, float]:
-    """Overall, Plasticity, BWT (and their loss twins for generation tasks) of a finished run,
-    recomputed from its results matrix; empty for an unfinished run."""
+def metrics(run: str | Path | Results | Outcome) -> dict[str, float | None]:
+    """Overall, Plasticity, BWT (and their loss twins for generation tasks, and each generation
+    metric's with ``eval.predictions``) of a finished run, recomputed from its results matrix:
+    equal to ``results.json``'s ``metrics``, None where that holds null (a metric over no task);
+    empty for an unfinished run."""
     if isinstance(run, Outcome):
         run = run.results
     return (run if isinstance(run, Results) else load_results(Path(run))).metrics()

@@ -10,11 +10,9 @@ import json
 import re
 import shutil
 import statistics
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from badinputs import TINY, refuse
@@ -123,6 +121,7 @@ def test_the_page_has_every_section_with_the_runs_numbers(grid):
     assert rows["tsr"][1] == "0,1"  # the unfinished tsr run is not averaged in: it is listed apart
     assert unfinished[1][:4] == ["half", "tsr", "1", "2 of 3"]
     assert _section(page, "table").count("<img") == 1  # the table as a figure (two methods)
+    assert "<h4>" not in _section(page, "table")  # no run computed generation metrics: no table of them
     # a results matrix per run, routing for the tsr runs only, one loss figure for the setting
     assert _section(page, "matrices").count("<img") == 5
     assert _section(page, "routing").count("<img") == 3
@@ -229,32 +228,6 @@ def test_names_are_text_in_the_page_and_in_its_figures(grid, tmp_path):
     seeds = {row[0]: row[1] for row in table[1:]}
     assert seeds["tsr"] == "1" and seeds["tsr <b>&"] == "0" and seeds["seqft"] == "0,1"
     assert "The rows cover different seeds (seqft: 0,1; tsr &lt;b&gt;&amp;: 0; tsr: 1)" in page
-
-
-def _chromium() -> str | None:
-    return next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome",
-                                                "chromium-headless-shell"))), None)
-
-
-@pytest.mark.skipif(_chromium() is None, reason="no Chromium binary on PATH (Debian: apt-get install chromium)")
-def test_chromium_renders_the_page(grid, tmp_path):
-    from PIL import Image
-
-    out = tmp_path / "report.html"
-    assert main(["report", str(grid), "--out", str(out)]) == 0
-    shot = tmp_path / "shot.png"
-    subprocess.run([_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                    f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,3600",
-                    f"--screenshot={shot}", out.as_uri()], capture_output=True, timeout=120, check=True)
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    image = np.asarray(Image.open(shot).convert("RGB")).astype(int)
-    assert image.shape == (3600, 1200, 3)
-    inked = (image.min(axis=2) < 235).mean(axis=1)                     # non-white share, per row
-    coloured = (image.max(axis=2) - image.min(axis=2) > 60).mean(axis=1)  # saturated: heatmaps, not text
-    assert inked[:400].mean() > 0.01            # the title, header and contents
-    assert inked[400:800].mean() > 0.01         # the comparison table
-    assert coloured[800:].mean() > 0.01         # the table's figure and the results matrices: the PNGs
-                                                # were decoded (0.0001 without)
 
 
 def _kd_audit(folder: Path) -> None:

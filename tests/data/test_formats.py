@@ -12,7 +12,7 @@ import torch
 from tsr.data import from_hf
 from tsr.data.collate import Encoder
 from tsr.data.example import Example, Stream, Task, TaskKind
-from tsr.data.jsonl import examples_from_jsonl, load_jsonl_task
+from tsr.data.jsonl import examples_from_jsonl, load_jsonl_task, prompts_from_jsonl
 from tsr.data.stream_spec import load_stream_file
 from tsr.errors import DataError, ModelError
 from tsr.model.tiny import train_tokenizer
@@ -44,6 +44,17 @@ def shapes(system: str | None = None) -> dict[str, list[dict]]:
         turns = [{"role": "system", "content": system}] if system else []
         return {"messages": turns + [{"role": "user", "content": f"{q}{' ' + x if x else ''}"},
                                      {"role": "assistant", "content": a}]}
+
+    def sharegpt(q, x, a):
+        turns = [{"from": "system", "value": system}] if system else []
+        return {"conversations": turns + [{"from": "human", "value": f"{q}{' ' + x if x else ''}"},
+                                          {"from": "gpt", "value": a}]}
+
+    def parts(q, x, a):  # OpenAI / Hugging Face content parts: the texts joined by a newline
+        turns = [{"role": "system", "content": [{"type": "text", "text": system}]}] if system else []
+        texts = [{"type": "text", "text": q}] + ([{"type": "text", "text": x}] if x else [])
+        return {"messages": turns + [{"role": "user", "content": texts},
+                                     {"role": "assistant", "content": [{"type": "text", "text": a}]}]}
     return {
         "alpaca": [{"instruction": q, "input": x, "output": a} if x else {"instruction": q, "output": a}
                    for q, x, a in DATA],
@@ -52,20 +63,65 @@ def shapes(system: str | None = None) -> dict[str, list[dict]]:
         "completion-equiv": [{"prompt": f"{q} {x}", "answer": a} for q, x, a in DATA],
         "chat": [chat(q, x, a) for q, x, a in DATA],
         "chat-equiv": [{"prompt": chat_prompt(q, x, system), "answer": a} for q, x, a in DATA],
+        "sharegpt": [sharegpt(q, x, a) for q, x, a in DATA],
+        "sharegpt-equiv": [{"prompt": chat_prompt(q, x, system), "answer": a} for q, x, a in DATA],
+        "parts": [parts(q, x, a) for q, x, a in DATA],
+        "parts-equiv": [{"prompt": chat_prompt(q, "", system).replace("\n\nAssistant", ("\n" + x if x else "")
+                                                                      + "\n\nAssistant"), "answer": a}
+                        for q, x, a in DATA],
     }
 
 
-@pytest.mark.parametrize("shape", ["alpaca", "completion", "chat"])
+@pytest.mark.parametrize("shape", ["alpaca", "completion", "chat", "sharegpt", "parts"])
 def test_each_shape_loads_to_the_examples_of_its_prompt_answer_file(shape, tmp_path):
     rows = shapes()
     got, name = examples_from_jsonl(write(tmp_path / "a.jsonl", rows[shape]))
     want, plain = examples_from_jsonl(write(tmp_path / "b.jsonl", rows[f"{shape}-equiv"]))
-    assert name == shape and plain == "prompt/answer"
+    assert name == {"parts": "chat"}.get(shape, shape) and plain == "prompt/answer"
     assert [(e.prompt, e.answer) for e in got] == [(e.prompt, e.answer) for e in want]
-    if shape == "chat":  # the turns before the answer stay on the example, for chat templates
+    if shape in ("chat", "sharegpt"):  # the turns before the answer stay on the example, for chat templates
         assert [e.messages for e in got] == [(("user", f"{q}{' ' + x if x else ''}"),) for q, x, _ in DATA]
+    elif shape == "parts":
+        assert [e.messages for e in got] == [(("user", f"{q}{chr(10) + x if x else ''}"),) for q, x, _ in DATA]
     else:
         assert got == want
+
+
+def test_sharegpt_speakers_map_to_the_chat_roles_and_system_may_stand_beside_the_turns(tmp_path):
+    """human/gpt/system (and user/assistant) become the roles a chat template reads; LLaMA-Factory's
+    top-level ``system`` string is a system turn before the others, as a system turn would be."""
+    rows = shapes(system="Be brief.")
+    (chat, *_), _ = examples_from_jsonl(write(tmp_path / "chat.jsonl", rows["chat"]))
+    (turn, *_), _ = examples_from_jsonl(write(tmp_path / "a.jsonl", rows["sharegpt"]))
+    beside = {"system": "Be brief.", "conversations": rows["sharegpt"][0]["conversations"][1:]}
+    (aside,), _ = examples_from_jsonl(write(tmp_path / "b.jsonl", [beside]))
+    spelled = {"conversations": [{"from": "user", "value": "Add the numbers. 2 3"}, {"from": "assistant", "value": "5"}],
+               "system": "Be brief."}
+    (other,), _ = examples_from_jsonl(write(tmp_path / "c.jsonl", [spelled]))
+    assert chat == turn == aside == other
+    assert turn.messages == (("system", "Be brief."), ("user", "Add the numbers. 2 3")) and turn.answer == "5"
+    (bare,), _ = examples_from_jsonl(write(tmp_path / "d.jsonl", [{**beside, "system": ""}]))
+    assert bare.messages == (("user", "Add the numbers. 2 3"),)
+
+
+def test_predict_inputs_read_sharegpt_and_content_parts(tmp_path):
+    """`tsr predict`'s records: the turns are all prompt unless the last is the assistant's."""
+    rows = [{"conversations": [{"from": "human", "value": "Hi"}]},
+            {"conversations": [{"from": "human", "value": "Hi"}, {"from": "gpt", "value": "Hello"}]},
+            {"messages": [{"role": "user", "content": [{"type": "text", "text": "Hi"}, {"type": "text", "text": "you"}]}]}]
+    got = prompts_from_jsonl(write(tmp_path / "in.jsonl", rows))
+    assert [(e.prompt, e.answer) for e in got] == [("User:\nHi\n\nAssistant:\n", ""), ("User:\nHi\n\nAssistant:\n", "Hello"),
+                                                   ("User:\nHi\nyou\n\nAssistant:\n", "")]
+    assert got[2].messages == (("user", "Hi\nyou"),)
+    for record, message in [({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}]},
+                             r"in.jsonl:1: messages\[0\]: content\[0\]: a 'image_url' part; only text parts are read"),
+                            ({"conversations": [{"from": "bing", "value": "x"}]},
+                             r"in.jsonl:1: conversations\[0\]: unknown speaker 'from': 'bing'"),
+                            ({"conversations": [{"from": "gpt", "value": "x"}]},
+                             r"in.jsonl:1: 'conversations' holds no turn before the answer")]:
+        with pytest.raises(DataError, match=message) as err:
+            prompts_from_jsonl(write(tmp_path / "in.jsonl", [record]))
+        assert "\n" not in str(err.value)
 
 
 def test_a_stream_file_mixes_formats_and_keeps_prompt_answer_tasks_as_they_were(tmp_path):
@@ -144,9 +200,54 @@ BAD = [
      r"a.jsonl:1: messages\[1\]: the assistant's answer is empty"),
     ("turn-without-content", [{"messages": [{"role": "user"}, {"role": "assistant", "content": "a"}]}],
      r"a.jsonl:1: messages\[0\]: missing 'content'"),
-    ("content-parts", [{"messages": [{"role": "user", "content": [{"type": "text"}]},
-                                     {"role": "assistant", "content": "a"}]}],
-     r"messages\[0\]: 'content' must be a string, found list"),
+    ("content-part-without-text", [{"messages": [{"role": "user", "content": [{"type": "text"}]},
+                                                 {"role": "assistant", "content": "a"}]}],
+     r"a.jsonl:1: messages\[0\]: content\[0\]: missing 'text'"),
+    ("image-part", [{"messages": [{"role": "user", "content": [{"type": "text", "text": "What is it?"},
+                                                               {"type": "image", "url": "cat.png"}]},
+                                  {"role": "assistant", "content": "a cat"}]}],
+     r"a.jsonl:1: messages\[0\]: content\[1\]: a 'image' part; only text parts are read \(tsr trains text models\)$"),
+    ("image-url-part-in-the-answer", [{"messages": [{"role": "user", "content": "u"}, {"role": "assistant", "content": [
+        {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]}]}],
+     r"a.jsonl:1: messages\[1\]: content\[0\]: a 'image_url' part; only text parts"),
+    ("part-without-type", [{"messages": [{"role": "user", "content": [{"text": "u"}]}, {"role": "assistant", "content": "a"}]}],
+     r"a.jsonl:1: messages\[0\]: content\[0\]: a part without 'type'; only text parts"),
+    ("part-not-an-object", [{"messages": [{"role": "user", "content": ["u"]}, {"role": "assistant", "content": "a"}]}],
+     r"a.jsonl:1: messages\[0\]: content\[0\]: expected a \{type, text\} part, found str"),
+    ("no-parts", [{"messages": [{"role": "user", "content": []}, {"role": "assistant", "content": "a"}]}],
+     r"a.jsonl:1: messages\[0\]: 'content' is an empty list of parts"),
+    ("content-a-number", [{"messages": [{"role": "user", "content": 3}, {"role": "assistant", "content": "a"}]}],
+     r"a.jsonl:1: messages\[0\]: 'content' must be a string or a list of text parts, found int"),
+    ("empty-parts-answer", [{"messages": [{"role": "user", "content": "u"},
+                                          {"role": "assistant", "content": [{"type": "text", "text": ""}]}]}],
+     r"a.jsonl:1: messages\[1\]: the assistant's answer is empty"),
+    ("sharegpt-last-turn-human", [{"conversations": [{"from": "human", "value": "u"}]}],
+     r"a.jsonl:1: the last turn must be gpt's \(the answer\), found 'human'$"),
+    ("sharegpt-unknown-speaker", [{"conversations": [{"from": "human", "value": "u"}, {"from": "bard", "value": "a"}]}],
+     r"a.jsonl:1: conversations\[1\]: unknown speaker 'from': 'bard' \(expected human, gpt or system\)"),
+    ("sharegpt-turn-without-value", [{"conversations": [{"from": "human"}, {"from": "gpt", "value": "a"}]}],
+     r"a.jsonl:1: conversations\[0\]: missing 'value'"),
+    ("sharegpt-turn-not-an-object", [{"conversations": ["hi", {"from": "gpt", "value": "a"}]}],
+     r"a.jsonl:1: conversations\[0\]: expected an object with 'from' and 'value', found str"),
+    ("sharegpt-value-not-a-string", [{"conversations": [{"from": "human", "value": ["u"]}, {"from": "gpt", "value": "a"}]}],
+     r"a.jsonl:1: conversations\[0\]: 'value' must be a string, found list"),
+    ("sharegpt-not-a-list", [{"conversations": {"from": "human", "value": "u"}}],
+     r"a.jsonl:1: 'conversations' must be a non-empty list of \{from, value\} turns"),
+    ("sharegpt-empty-answer", [{"conversations": [{"from": "human", "value": "u"}, {"from": "gpt", "value": ""}]}],
+     r"a.jsonl:1: conversations\[1\]: the assistant's answer is empty"),
+    ("sharegpt-answer-index-with-system-aside", [{"system": "s", "conversations": [{"from": "human", "value": "u"},
+                                                                                   {"from": "gpt", "value": ""}]}],
+     r"a.jsonl:1: conversations\[1\]: the assistant's answer is empty"),
+    ("sharegpt-only-the-answer", [{"conversations": [{"from": "gpt", "value": "a"}]}],
+     r"a.jsonl:1: 'conversations' holds only the answer"),
+    ("sharegpt-system-not-a-string", [{"system": 1, "conversations": [{"from": "human", "value": "u"},
+                                                                      {"from": "gpt", "value": "a"}]}],
+     r"a.jsonl:1: 'system' must be a string, found int"),
+    ("sharegpt-and-messages", [{"messages": [], "conversations": []}],
+     r"a.jsonl:1: ambiguous record \(keys: conversations, messages\) fits \{messages\} and \{conversations, system\?\}"),
+    ("sharegpt-after-chat", [{"messages": [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}]},
+                             {"conversations": [{"from": "human", "value": "u"}, {"from": "gpt", "value": "a"}]}],
+     r"a.jsonl:2: a sharegpt record \{conversations, system\?\} in a file of chat records \{messages\} \(from line 1\)"),
     ("messages-not-a-list", [{"messages": "hi"}], r"a.jsonl:1: 'messages' must be a non-empty list"),
     ("empty-completion", [{"prompt": "p", "completion": ""}], r"a.jsonl:1: 'completion' is empty"),
     ("empty-instruction", [{"instruction": " ", "output": "o"}], r"a.jsonl:1: 'instruction' is empty"),
@@ -172,13 +273,14 @@ def datasets():
     return pytest.importorskip("datasets", reason="the optional 'datasets' package is not installed (pip install datasets)")
 
 
-@pytest.mark.parametrize("shape", ["alpaca", "completion", "chat"])
+@pytest.mark.parametrize("shape", ["alpaca", "completion", "chat", "sharegpt", "parts"])
 def test_from_hf_equals_the_jsonl_file(shape, tmp_path, datasets):
     rows = shapes(system="Be brief.")[shape]
     want, _ = examples_from_jsonl(write(tmp_path / "a.jsonl", rows))
     table = datasets.Dataset.from_list(rows)  # Arrow fills the missing 'input' keys with None
     task = from_hf(datasets.DatasetDict({"train": table, "test": table}), "t", "generation")
-    assert list(task.pool) == want and list(task.test) == want and task.meta["shape"] == shape
+    assert list(task.pool) == want and list(task.test) == want
+    assert task.meta["shape"] == {"parts": "chat"}.get(shape, shape)
     assert from_hf(table, "t", CLS, test=table).pool == task.pool
 
 

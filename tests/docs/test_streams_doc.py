@@ -58,11 +58,12 @@ def test_the_page_shows_every_shape_and_format():
 
 def test_every_jsonl_file_loads_to_its_prompt_answer_twin(folder):
     pairs = [(attrs["same-as"], name) for name, (_, attrs, _) in files().items() if "same-as" in attrs]
-    assert {a for a, _ in pairs} == {"completion.jsonl", "alpaca.jsonl", "chat.jsonl"}
+    assert {a for a, _ in pairs} == {"completion.jsonl", "alpaca.jsonl", "chat.jsonl", "chat-parts.jsonl",
+                                     "sharegpt.jsonl"}
     for shaped, plain in pairs:
         got, shape = examples_from_jsonl(folder / shaped)
         want, plain_shape = examples_from_jsonl(folder / plain)
-        assert plain_shape == "prompt/answer" and shape == shaped.split(".")[0]
+        assert plain_shape == "prompt/answer" and shape == shaped.split(".")[0].replace("chat-parts", "chat")
         assert [(e.prompt, e.answer) for e in got] == [(e.prompt, e.answer) for e in want], shaped
         assert len(got) == 2
     for name in files():
@@ -102,6 +103,12 @@ ERROR_INPUTS = [
     [{"prompt": "p", "answer": "a"}, {"prompt": "p", "answer": "a"}, {"prompt": "p", "completion": "c"}],
     [{"instruction": "i", "output": "o", "messages": []}],
     [{"messages": [{"role": "user", "content": "u"}]}],
+    [{"messages": [{"role": "user", "content": [{"type": "text", "text": "What is it?"},
+                                                {"type": "image_url", "image_url": {"url": "cat.png"}}]},
+                   {"role": "assistant", "content": "a cat"}]}],
+    [{"conversations": [{"from": "human", "value": "u"}]}],
+    [{"conversations": [{"from": "human", "value": "u"}, {"from": "gpt", "value": "a"},
+                        {"from": "observation", "value": "o"}]}],
     [{"instruction": "i", "output": "o"}, {"instruction": "i"}],
     [{"prompt": "p", "completion": ""}],
 ]

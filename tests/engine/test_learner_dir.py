@@ -1,14 +1,18 @@
 """The persistent learner: `tsr learn` one task at a time equals a stream run; `tsr predict`."""
 
 import json
+import subprocess
+import sys
 
 import pytest
 import torch
 from safetensors.torch import load_file
 
 from tsr.config import load_config
-from tsr.engine.learner_dir import infer_kind, learn, predict
+from tsr.engine.answer_file import predict
+from tsr.engine.learner_dir import infer_kind, learn
 from tsr.engine.run import execute
+from tsr.engine.text_metrics import score
 
 from badinputs import jsonl, refuse, write
 
@@ -58,9 +62,11 @@ def test_predict_answers_with_the_current_adapter(taught, tmp_path):
     inputs = write(tmp_path / "in.jsonl", jsonl([{"prompt": "Is 12 even? Answer:", "answer": " yes"},
                                                  {"instruction": "Copy the word.", "input": "cat"},
                                                  {"messages": [{"role": "user", "content": "Hi"}]}]))
-    assert predict(folder, inputs, tmp_path / "out.jsonl", batch_size=2, max_new_tokens=6) == 3
+    answered = predict(folder, inputs, tmp_path / "out.jsonl", batch_size=2, max_new_tokens=6)
+    assert (answered.count, answered.scored, answered.kind) == (3, 1, "generation")  # one answer: not labels
     rows = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
     assert [r.get("answer") for r in rows] == [" yes", None, None]
+    assert [r["index"] for r in rows] == [0, 1, 2] and set(rows[1]) == {"index", "prompt", "prediction", "stop"}
     # the first answer is the learner's own greedy continuation, decoded
     from tsr.model.learner import build_learner
 
@@ -71,6 +77,92 @@ def test_predict_answers_with_the_current_adapter(taught, tmp_path):
     eos = learner.encoder.eos_id
     assert rows[0]["prediction"] == learner.tokenizer.decode(ids[:-1] if ids[-1] == eos else ids,
                                                               skip_special_tokens=True)
+
+
+@pytest.fixture(scope="module")
+def scoring(tiny_model, toy_stream, tmp_path_factory):
+    """A learner made with eval.predictions, taught parity (classification) then copy (generation):
+    its run wrote predictions files after each call."""
+    folder = tmp_path_factory.mktemp("scoring") / "learner"
+    for name, kind in (("parity", "classification"), ("copy", "generation")):
+        learn(folder, toy_stream.parent / name, name=name, kind=kind,
+              overrides=[*settings(tiny_model), "eval.predictions=true", "eval.extra_tokens=3"])
+    return folder
+
+
+def first_tests(folder, t: int, name: str, tmp_path, n: int = 8):
+    """The test records the learner's run scored for task ``t`` (its first ``stream.test_cap``)."""
+    lines = (folder / "tasks" / f"{t + 1:02d}-{name}" / "test.jsonl").read_text().splitlines()[:n]
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_predict_writes_the_fields_of_the_runs_predictions_files(scoring, tmp_path):
+    """Records with answers are scored as the run scored its test sets: every field of the run's
+    predictions file, equal, plus each generation metric of the prediction for a generation task."""
+    results = json.loads((scoring / "run" / "results.json").read_text())
+    last = scoring / "run" / "predictions" / "after-01-copy"
+    for t, (name, kind) in enumerate((("parity", "classification"), ("copy", "generation"))):
+        theirs = [json.loads(line) for line in (last / f"0{t}-{name}.jsonl").read_text().splitlines()]
+        answered = predict(scoring, first_tests(scoring, t, name, tmp_path), tmp_path / "out.jsonl")
+        ours = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+        assert len(ours) == len(theirs) == 8 and answered.kind == kind
+        assert [{k: row[k] for k in mine} for row, mine in zip(ours, theirs)] == theirs
+        extra = {"rouge_l", "edit_sim", "sari"} if kind == "generation" else set()
+        assert all(set(row) == set(mine) | extra for row, mine in zip(ours, theirs))
+        for row in ours:
+            assert all(row[m] == score(m, row["prompt"], row["answer"], row["prediction"]) for m in extra)
+        # the summary is the run's own cell of the results matrix, and the rows' means
+        assert answered.accuracy == results["acc"][-1][t] == sum(r["correct"] for r in ours) / 8
+        assert answered.loss == results["loss"][-1][t]
+        assert answered.metrics == {m: pytest.approx(sum(r[m] for r in ours) / 8) for m in sorted(extra)}
+    assert any(0 < row["edit_sim"] < 1 for row in ours)  # predictions the metric tells apart
+
+
+def test_predict_prints_the_summary_and_nothing_else(scoring, tmp_path):
+    """stdout: the answers' count and the scores; stderr: nothing (no deprecation warning of
+    transformers, which the KV cache's old argument name printed on every call)."""
+    inputs = first_tests(scoring, 0, "parity", tmp_path)
+    out = tmp_path / "answers.jsonl"
+    proc = subprocess.run([sys.executable, "-m", "tsr", "predict", str(scoring), str(inputs), "--out", str(out)],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    results = json.loads((scoring / "run" / "results.json").read_text())
+    acc, loss = results["acc"][-1][0], results["loss"][-1][0]
+    assert proc.stdout.splitlines() == [
+        f"8 answers written to {out}",
+        f"8 with answers, scored as classification: accuracy {acc:.3f} ({round(acc * 8)} of 8), answer loss {loss:.3f}"]
+    proc = subprocess.run([sys.executable, "-m", "tsr", "predict", str(scoring), str(first_tests(scoring, 1, "copy", tmp_path)),
+                           "--out", str(out), "--metric", "sari,rouge_l"], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    sari, rouge = (sum(r[m] for r in rows) / 8 for m in ("sari", "rouge_l"))
+    assert proc.stdout.splitlines()[1] == (f"8 with answers, scored as generation: SARI {sari:.3f}, ROUGE-L {rouge:.3f}, "
+                                           f"answer loss {results['loss'][-1][1]:.3f}")
+
+
+def test_the_kv_cache_goes_by_the_name_transformers_takes_without_a_warning(scoring):
+    """The warning's cause: the cache passed as ``past_key_values`` and read back under that name,
+    which transformers 5.2x renamed ``cache``; decoding now uses the model's own name."""
+    import logging
+
+    from tsr.model.generate import greedy_batch
+    from tsr.model.learner import build_learner
+
+    learner = build_learner(load_config(str(scoring / "learner.yaml"), []))
+    heard: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: heard.append(record.getMessage())
+    logger = logging.getLogger("transformers")  # it does not propagate to the root logger
+    logging.Logger.warning_once.cache_clear()  # transformers' once-per-process memory of warnings
+    logger.addHandler(handler)
+    try:
+        greedy_batch(learner, [[5, 6, 7], [8, 9]], 4, 2)
+        assert learner.greedy([5, 6, 7], 4, cache=True) == learner.greedy([5, 6, 7], 4)
+    finally:
+        logger.removeHandler(handler)
+    assert not [m for m in heard if "deprecated" in m], heard
 
 
 def test_bad_learn_calls_leave_the_learner_unchanged(taught, capsys, tmp_path):

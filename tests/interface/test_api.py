@@ -130,6 +130,28 @@ def test_a_registered_stream_runs_and_is_checked(make_config, clean_registries):
         tsr.load_stream("numbers_fn")
 
 
+def test_the_api_gives_none_where_results_json_has_null(make_config, clean_registries, tmp_path, capsys):
+    """A metric over no task (the loss metrics of a stream without generation tasks) is null in
+    results.json and None through the API, never NaN (which is neither None nor equal to itself);
+    the tables, the figure and `tsr show` read it as no value."""
+    from tsr.interface.cli import main
+
+    tsr.register_benchmark("numbers", _stream())
+    outcome = tsr.run(make_config("train.steps=2", "stream.source=numbers", "method.name=seqft"))
+    saved = json.loads((outcome.run.path / "results.json").read_text())["metrics"]
+    assert saved["overall_loss"] is None and saved["plas_loss"] is None and saved["bwt_loss"] is None
+    for got in (tsr.metrics(outcome), tsr.metrics(outcome.run.path), tsr.metrics(outcome.results),
+                tsr.load_results(outcome.run.path).metrics()):
+        assert got == saved
+        assert all(v is None or math.isfinite(v) for v in got.values())
+    assert tsr.Results.from_dict(json.loads(json.dumps(outcome.results.to_dict()))).metrics() == saved
+    plot = tmp_path / "table.png"
+    assert main(["table", str(outcome.run.path), "--format", "csv", "--plot", str(plot)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split(",")[2] for line in lines[1:4]] == ["overall", "plas", "bwt"] and plot.stat().st_size > 0
+    assert main(["show", str(outcome.run.path)]) == 0 and "loss (generation" not in capsys.readouterr().out
+
+
 def test_worker_processes_cannot_see_local_registrations(make_config, clean_registries):
     tsr.register_method(Damped)
     with pytest.raises(ConfigError, match="method 'damped' is registered in this process only"):

@@ -61,6 +61,8 @@ def predict_args(folder, prompts, out, *extra):
 PREDICT_CASES = [
     ("batch-size-zero", lambda f, tmp: ["--batch-size", "0"], None, "--batch-size: must be >= 1 (got 0)"),
     ("max-new-tokens-negative", lambda f, tmp: ["--max-new-tokens", "-1"], None, "--max-new-tokens: must be >= 1"),
+    ("unknown-metric", lambda f, tmp: ["--metric", "rouge_l,bleu"], None,
+     "--metric: unknown metric 'bleu' (valid: rouge_l, edit_sim, sari)"),
     ("out-is-a-folder", lambda f, tmp: (tmp / "answers").mkdir(), None, "answers: is a folder; give a file name"),
     ("out-under-a-file", lambda f, tmp: write(tmp / "answers", "x"), "answers/out.jsonl", "answers is not a folder"),
     ("learner-yaml-empty", lambda f, tmp: write(f / "learner.yaml", ""), None,

@@ -14,7 +14,7 @@ from typing import Any, Callable, Mapping
 
 from ..engine.results import Results, load_results
 from .seeds import check_even, seed_label
-from .table import METRICS, RunSummary, mean_std
+from .table import METRICS, RunSummary, mean_std, metric_value
 
 Runs = Mapping[Any, RunSummary]  # point (.method, .variant, .seed) -> its finished run
 
@@ -27,16 +27,12 @@ def results_by_variant(runs: Runs) -> dict[str, dict[str, list[Results]]]:
     return out
 
 
-def _number(value) -> float:
-    return math.nan if value is None else float(value)
-
-
 def cells(runs: Runs, metrics: tuple[str, ...] = METRICS) -> dict[str, dict[str, dict]]:
     """``{method: {variant: {metric: {mean, std, n}, "seeds": {seed: {metric..., "run"}}}}}``."""
     out: dict[str, dict[str, dict]] = {}
     for point, s in sorted(runs.items(), key=lambda kv: kv[0].seed):
         cell = out.setdefault(point.method, {}).setdefault(point.variant, {"seeds": {}})
-        cell["seeds"][str(point.seed)] = {**{m: _number(s.metrics.get(m)) for m in metrics}, "run": str(s.path)}
+        cell["seeds"][str(point.seed)] = {**{m: metric_value(s.metrics, m) for m in metrics}, "run": str(s.path)}
     for variants in out.values():
         for cell in variants.values():
             for m in metrics:

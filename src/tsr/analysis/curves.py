@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..atomic import write_figure
+from .titles import fit_titles
 from .transfer import metric, stat
 
 
@@ -81,7 +82,7 @@ def curves_figure(points: dict[str, dict[str, list]], kinds: dict[str, str], ord
     for ax in list(axes.flat)[len(targets):]:
         ax.axis("off")
     fig.suptitle(title + " (mean over seeds; bands: ± standard error)", fontsize=9)
-    fig.tight_layout()
+    fit_titles(fig)
     return fig
 
 
@@ -132,5 +133,5 @@ def loss_curves_figure(panels: dict[str, list[tuple[str, list[tuple[int, float]]
             # task names under every panel that has none below it
             ax.tick_params(axis="x", labelrotation=45, labelsize=6.5, labelbottom=n + cols >= len(labels))
     fig.suptitle(title, fontsize=9)
-    fig.tight_layout()
+    fit_titles(fig)
     return fig

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import write_figure
+from .titles import fit_titles
 from .transfer import benefit, column_best
 
 
@@ -83,7 +84,7 @@ def transfer_figure(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], o
               "outlined: column best)")
     # wrapped to the figure's width, so a small matrix keeps it whole
     ax.set_title(title + "\n" + textwrap.fill(legend, _title_chars(fig)), fontsize=9)
-    fig.tight_layout()
+    fit_titles(fig)
     return fig
 
 
@@ -151,7 +152,7 @@ def results_figure(tasks: list[str], kinds: list[str], rows: list[tuple[str, lis
     ax.set_xlabel("evaluated on", fontsize=8)
     ax.set_ylabel("after training on", fontsize=8)
     ax.set_title(fit_title(title, fig), fontsize=9)
-    fig.tight_layout()
+    fit_titles(fig)
     return fig
 
 
@@ -187,5 +188,5 @@ def routing_figure(tasks: list[str], task_info: list[dict], title: str):
     ax.set_xlabel("past task (replay source)", fontsize=8)
     ax.set_ylabel("task being trained", fontsize=8)
     ax.set_title(fit_title(title, fig), fontsize=9)
-    fig.tight_layout()
+    fit_titles(fig)
     return fig

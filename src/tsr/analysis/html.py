@@ -17,7 +17,8 @@ body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu San
        color: #1d1d1f; margin: 0 auto; padding: 1.5em 2em 4em; max-width: 1400px; background: #fff; }
 h1 { font-size: 1.6em; margin: 0 0 .3em; }
 h2 { font-size: 1.25em; margin: 2em 0 .5em; padding-bottom: .2em; border-bottom: 2px solid #e3e3e8; }
-h3 { font-size: 1.05em; margin: 1.4em 0 .4em; }
+h3 { font-size: 1.05em; margin: 1.4em 0 .4em; overflow-wrap: anywhere; }
+h4 { font-size: .95em; margin: .8em 0 .2em; }
 header p { margin: .15em 0; color: #444; }
 code { font: 12.5px ui-monospace, "DejaVu Sans Mono", monospace; background: #f4f4f6; padding: 0 .25em;
        border-radius: 3px; overflow-wrap: anywhere; }
@@ -26,6 +27,7 @@ nav { background: #f7f7f9; border: 1px solid #e3e3e8; border-radius: 6px; paddin
 nav ol { margin: .3em 0; padding-left: 1.3em; }
 nav a { color: #0b5cad; text-decoration: none; }
 table { border-collapse: collapse; margin: .4em 0 .3em; font-size: 13px; }
+.scroll { overflow-x: auto; max-width: 100%; }
 p.caption { color: #555; font-size: 12px; margin: .2em 0 1em; max-width: 60em; }
 th, td { padding: .25em .7em; border-bottom: 1px solid #e6e6ea; }
 th { background: #f4f4f6; text-align: left; font-weight: 600; vertical-align: bottom; }
@@ -38,7 +40,7 @@ tbody tr:nth-child(even) td.heat { background: none; }
 figure { margin: .5em 0; }
 .grid figure { width: min-content; }
 figure img { max-width: 100%; height: auto; border: 1px solid #ececf0; }
-.grid figure img { max-width: none; }
+.grid figure img { max-width: calc(100vw - 5em); }
 figcaption { color: #555; font-size: 12px; max-width: 60em; }
 .note { color: #555; font-size: 12.5px; max-width: 70em; }
 .problem { color: #a3261b; font-size: 12.5px; }
@@ -100,7 +102,8 @@ def table(header: list[str], rows: list[list[Cell]], caption: str = "", numeric:
     body = "".join("<tr>" + "".join(c.render() for c in row) + "</tr>" for row in rows)
     # the caption is a paragraph under the table, not a <caption>: that would wrap to a narrow table's width
     cap = f'<p class="caption">{caption}</p>' if caption else ""
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{cap}"
+    # a table wider than the page scrolls inside its box: the page itself never grows wider than the window
+    return f'<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>{cap}'
 
 
 def diverging(value: float, scale: float = 1.0) -> str:

@@ -1,13 +1,16 @@
 """`tsr report`: one self-contained HTML page for a folder of runs and probe reports.
 
-The page holds the comparison table (:mod:`tsr.analysis.table`'s grouping: runs share a row
-only when their configs differ in nothing but the seed; unfinished runs are listed apart), each
+The page holds the comparison table (:mod:`tsr.analysis.report_table`, with
+:mod:`tsr.analysis.table`'s grouping: runs share a row only when their configs differ in nothing
+but the seed; unfinished runs are listed apart; generation metrics where runs computed them), each
 run's results matrix, TSR's routing weights per task, the training loss over the steps from
 each run's log, for each probe folder its headroom, transfer matrix and signature audit
 (:mod:`tsr.analysis.report_probe`), and each audit folder's command and figure
 (:mod:`tsr.analysis.report_audits`). A section appears only when its data exists. Everything is
 read from the saved files (``results.json``, ``config.yaml``, ``run.json``, ``progress.jsonl``,
-a probe's ``report.json``); nothing is recomputed but the metrics, as `tsr table` does.
+a probe's ``report.json``); nothing is recomputed but the metrics, as `tsr table` does. Settings
+are named once for the page (:func:`tsr.analysis.table.run_labels` over every run on it), and
+every section uses that name.
 """
 
 from __future__ import annotations
@@ -24,18 +27,12 @@ from ..engine.results import Results, load_results
 from ..errors import RunError, reason
 from .curves import loss_curves_figure
 from .heatmap import results_figure, routing_figure
-from .table_figure import PLOTTED, comparison_figure
-from .html import Cell, esc, figure, number, page, png_bytes, table, text
+from .html import Cell, esc, figure, page, png_bytes, table, text
 from .report_audits import Audit, audit_section, find_audits
 from .report_probe import Probe, find_probes, load_probe, probe_section
+from .report_table import comparison_section, metrics_line
 from .runlog import read_loss_log
-from .seeds import seed_label, uneven
-from .table import (LOSS_METRICS, METHOD_ORDER, METRICS, RunSummary, aggregate, find_runs, run_labels, seed_sets,
-                    summarise)
-
-HEADERS = {"overall": "Overall", "plas": "Plas", "bwt": "BWT",
-           "overall_loss": "Overall (L)", "plas_loss": "Plas (L)", "bwt_loss": "BWT (L)"}
-LOWER_IS_BETTER = set(LOSS_METRICS)
+from .table import METHOD_ORDER, Labels, RunSummary, find_runs, run_labels, summarise
 
 
 @dataclass
@@ -68,6 +65,10 @@ class Found:
     started: list[tuple[Path, dict]]   # run folders where no task has finished yet, with run.json
     probes: list[Probe]
     audits: list[Audit]
+    labels: Labels     # every run's (setting, method): the one naming of settings on the page
+
+    def rel(self, path: Path) -> str:
+        return _rel(path, self.root)
 
     @property
     def unfinished(self) -> int:
@@ -117,62 +118,7 @@ def collect(root: Path) -> Found:
     audits = find_audits(root, lambda p: _hidden(p, root))
     if not runs and not started and not probes and not audits:
         raise RunError(f"{root}: no runs (results.json), probe reports (report.json) or audit reports under it")
-    return Found(root, runs, started, probes, audits)
-
-
-def _comparison(found: Found) -> str:
-    cells, settings, methods = aggregate([r.summary for r in found.runs], METRICS + LOSS_METRICS)
-    seeds = seed_sets([r.summary for r in found.runs])
-    parts = []
-    for setting in settings:
-        rows_of = {m: cells[setting][m] for m in methods if m in cells.get(setting, {})}
-        shown = [m for m in METRICS + LOSS_METRICS if any(math.isfinite(c[m][0]) for c in rows_of.values())]
-        best = {}
-        for m in shown:
-            means = [c[m][0] for c in rows_of.values() if math.isfinite(c[m][0])]
-            if len(set(means)) > 1:  # a column where every row ties has no best
-                best[m] = min(means) if m in LOWER_IS_BETTER else max(means)
-        rows = []
-        for method, stats in rows_of.items():
-            row = [text(method), Cell(seed_label(seeds[setting][method]), num=True)]
-            for m in shown:
-                mean, std, n = stats[m]
-                signed = m.startswith("bwt")
-                value = ("–" if not math.isfinite(mean) else number(mean, signed=signed)
-                         + (f" ± {number(std)}" if n > 1 else ""))
-                row.append(Cell(value, num=True, best=best.get(m) == mean))
-            rows.append(row)
-        spread = uneven(seeds.get(setting, {}))
-        warn = (f" <strong>The rows cover different seeds ({esc(spread)}): compare them with care</strong> (<code>tsr table</code> refuses "
-                "them without --uneven-seeds)." if spread else "")
-        parts.append(f"<h3>{esc(setting)}</h3>" + table(
-            ["method", "seeds", *(HEADERS[m] for m in shown)], rows,
-            "Mean ± sample standard deviation over seeds (one seed: the mean alone), recomputed from each "
-            "run's results.json. "
-            "Overall, Plas and BWT: accuracy over the classification tasks (higher is better); (L): "
-            "answer loss over the generation tasks (lower is better; a positive BWT (L) is "
-            "forgetting). Runs share a row only when their configs differ in nothing but the seed. "
-            "Bold: the best in its column; seeds: the seeds each row covers." + warn, numeric=set(range(1, len(shown) + 2))))
-    if len(methods) > 1:  # the table as a figure: each run a dot, so the spread is seen
-        plotted = tuple(m for m in PLOTTED
-                        if any(math.isfinite(c[m][0]) for rows in cells.values() for c in rows.values()))
-        fig = comparison_figure([r.summary for r in found.runs], plotted, f"comparison · {found.root.resolve().name}")
-        parts.append(figure(png_bytes(fig), "the comparison table as a figure",
-                            "Each method's runs as small dots, the mean ± std over seeds as the large point, "
-                            "one row of panels per setting; colours: the paper's row groups."))
-    pending = [r for r in found.runs if not r.results.finished]
-    if pending or found.started:
-        rows = [[text(_rel(r.path, found.root)),
-                 text(r.method), Cell(str(r.results.seed), num=True),
-                 Cell(f"{r.results.completed} of {len(r.results.tasks)}", num=True)] for r in pending]
-        rows += [[text(_rel(p, found.root)), text(meta.get("method", "?")),
-                  Cell(esc(meta.get("seed", "?")), num=True),
-                  Cell(f"0 of {len(meta.get('tasks', [])) or '?'}", num=True)] for p, meta in found.started]
-        parts.append("<h3>Unfinished runs (not in the table)</h3>" + table(
-            ["folder", "method", "seed", "tasks finished"], rows, numeric={2, 3}))
-    if not settings:
-        parts.insert(0, '<p class="note">No run has finished yet.</p>')
-    return '<h2 id="table">Comparison table</h2>\n' + "\n".join(parts)
+    return Found(root, runs, started, probes, audits, labels)
 
 
 def _loss_range(runs: list[Run]) -> dict[str, tuple[float, float]]:
@@ -184,13 +130,6 @@ def _loss_range(runs: list[Run]) -> dict[str, tuple[float, float]]:
             if kind == "generation":
                 seen.setdefault(name, []).extend(row[j] for row in rows if row[j] is not None and math.isfinite(row[j]))
     return {name: (min(v), max(v)) for name, v in seen.items() if v}
-
-
-def _metrics_line(results: Results) -> str:
-    found = results.metrics()
-    parts = [f"{HEADERS[m]} {number(found[m], signed=m.startswith('bwt'))}"
-             for m in METRICS + LOSS_METRICS if m in found and math.isfinite(found[m])]
-    return " · ".join(parts) if parts else "not finished"
 
 
 def _matrices(found: Found) -> str:
@@ -208,7 +147,7 @@ def _matrices(found: Found) -> str:
             rows += [(res.tasks[i], res.acc[i], res.loss[i]) for i in range(res.completed)]
             fig = results_figure(res.tasks, res.kinds, rows, spans, r.title)
             figures.append(figure(png_bytes(fig), f"results matrix of {r.path.name}",
-                                  f"<code>{esc(r.path.name)}</code><br>{esc(_metrics_line(res))}. Colour: accuracy "
+                                  f"<code>{esc(r.path.name)}</code><br>{esc(metrics_line(res))}. Colour: accuracy "
                                   "0–1; loss (L) per task, lowest dark."))
         parts.append(f"<h3>{esc(setting)}</h3><div class=\"grid\">{''.join(figures)}</div>")
     return "\n".join(parts)
@@ -268,7 +207,7 @@ def _curves(found: Found) -> str:
 def _runs(found: Found) -> str:
     rows = [[text(_rel(r.path, found.root)),
              text(r.method), Cell(str(r.results.seed), num=True), text(r.setting),
-             Cell(f"{r.results.completed} of {len(r.results.tasks)}", num=True), text(_metrics_line(r.results))]
+             Cell(f"{r.results.completed} of {len(r.results.tasks)}", num=True), text(metrics_line(r.results))]
             for r in found.runs]
     return '<h2 id="runs">Runs</h2>\n' + table(["folder", "method", "seed", "setting", "tasks", "metrics"], rows,
                                                  f"Under {esc(found.root)}.", numeric={2, 4})
@@ -287,7 +226,7 @@ def build_report(root: Path) -> tuple[str, Found]:
 def _page(found: Found) -> str:
     sections: list[tuple[str, str, str]] = []   # (anchor, name, html)
     if found.runs or found.started:
-        sections.append(("table", "Comparison table", _comparison(found)))
+        sections.append(("table", "Comparison table", comparison_section(found)))
     if found.runs:
         sections.append(("matrices", "Results matrices", _matrices(found)))
         sections += [(a, n, h) for a, n, h in (("routing", "Routing weights", _routing(found)),

@@ -118,9 +118,15 @@ def summaries(paths: list[Path]) -> list[RunSummary]:
     return out
 
 
-def run_labels(summaries: list[RunSummary]) -> dict[Path, tuple[str, str]]:
+Labels = dict[Path, tuple[str, str]]
+
+
+def run_labels(summaries: list[RunSummary]) -> Labels:
     """(setting, method) labels that keep runs of different configs apart: every key that
-    varies between the runs is named, in the setting (run keys) or the row (method keys)."""
+    varies between the runs is named, in the setting (run keys) or the row (method keys).
+
+    The one function that names settings: a page or table labels every run it shows, finished
+    or not, with one call of it, so a setting reads the same wherever it appears."""
     def varying(group: list[RunSummary], wanted) -> list[str]:
         return [k for k in store.varying_keys(s.config for s in group) if wanted(k)]
 
@@ -137,19 +143,28 @@ def run_labels(summaries: list[RunSummary]) -> dict[Path, tuple[str, str]]:
     return labels
 
 
+def metric_value(metrics: dict, name: str) -> float:
+    """A run's metric as a float for the tables' arithmetic: NaN where the run lacks it or it is
+    undefined (None, as results.json and the results store hold it)."""
+    value = metrics.get(name)
+    return math.nan if value is None else float(value)
+
+
 def mean_std(values: list[float]) -> tuple[float, float, int]:
-    values = [v for v in values if v is not None and not math.isnan(v)]  # the store holds NaN as null
+    values = [v for v in values if v is not None and not math.isnan(v)]  # an undefined metric is None
     if not values:
         return math.nan, math.nan, 0
     std = statistics.stdev(values) if len(values) > 1 else 0.0
     return statistics.fmean(values), std, len(values)
 
 
-def aggregate(summaries: list[RunSummary], metrics: tuple[str, ...] = METRICS):
+def aggregate(summaries: list[RunSummary], metrics: tuple[str, ...] = METRICS, labels: Labels | None = None):
     """{setting: {method: {metric: (mean, std, n)}}} and the ordered settings and methods, over
-    the finished runs; runs of different configs never share a cell (see the module doc)."""
+    the finished runs; runs of different configs never share a cell (see the module doc).
+    ``labels``: :func:`run_labels` of every run shown beside the table (default: of ``summaries``,
+    finished or not, so an unfinished run listed apart names its setting as the table does)."""
     done = [s for s in summaries if s.finished]
-    labels = run_labels(done)
+    labels = labels if labels is not None else run_labels(summaries)
     settings = sorted({labels[s.path][0] for s in done})
     known = {labels[s.path][1] for s in done}
     rank = {m: i for i, m in enumerate(METHOD_ORDER)}
@@ -160,14 +175,15 @@ def aggregate(summaries: list[RunSummary], metrics: tuple[str, ...] = METRICS):
             group = [s for s in done if labels[s.path] == (setting, method)]
             if group:
                 cells.setdefault(setting, {})[method] = {
-                    m: mean_std([g.metrics.get(m, math.nan) for g in group]) for m in metrics}
+                    m: mean_std([metric_value(g.metrics, m) for g in group]) for m in metrics}
     return cells, settings, methods
 
 
-def seed_sets(summaries: list[RunSummary]) -> dict[str, dict[str, tuple[int, ...]]]:
-    """``{setting: {method: seeds}}``: the seeds each cell of :func:`aggregate` covers."""
+def seed_sets(summaries: list[RunSummary], labels: Labels | None = None) -> dict[str, dict[str, tuple[int, ...]]]:
+    """``{setting: {method: seeds}}``: the seeds each cell of :func:`aggregate` covers (with the
+    same ``labels``)."""
     done = [s for s in summaries if s.finished]
-    labels = run_labels(done)
+    labels = labels if labels is not None else run_labels(summaries)
     out: dict[str, dict[str, set[int]]] = {}
     for s in done:
         setting, method = labels[s.path]

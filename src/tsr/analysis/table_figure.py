@@ -10,10 +10,10 @@ run's value kept so the spread can be seen, not only summarised.
 
 from __future__ import annotations
 
-import math
 
-from .table import FAMILY, RunSummary, aggregate, run_labels
+from .table import FAMILY, Labels, RunSummary, aggregate, metric_value, run_labels
 from .cells import dot_panel
+from .titles import fit_titles
 
 GROUP_COLORS = {0: "#7f7f7f", 1: "#d08a2e", 2: "#1f77b4", 3: "#2e8b3d"}
 GROUP_NAMES = {0: "no mechanism", 1: "rehearsal-free", 2: "rehearsal", 3: "TSR"}
@@ -26,32 +26,35 @@ def family(method: str) -> int:
     return FAMILY.get(method.split(" (")[0], 3)
 
 
-def figure_cells(summaries: list[RunSummary], metrics: tuple[str, ...]) -> tuple[dict, list[str], list[str]]:
+def figure_cells(summaries: list[RunSummary], metrics: tuple[str, ...],
+                 labels: Labels | None = None) -> tuple[dict, list[str], list[str]]:
     """``{setting: {method: {"seeds": {i: {metric: value}}, metric: {"mean", "std", "n"}}}}``,
-    the settings and the methods in the table's order, over the finished runs."""
-    cells, settings, methods = aggregate(summaries, metrics)
+    the settings and the methods in the table's order, over the finished runs (``labels``: as
+    :func:`tsr.analysis.table.aggregate` takes them)."""
+    labels = labels if labels is not None else run_labels(summaries)
+    cells, settings, methods = aggregate(summaries, metrics, labels)
     done = [s for s in summaries if s.finished]
-    labels = run_labels(done)
     out: dict = {}
     for setting, rows in cells.items():
         for method, stats in rows.items():
             runs = [s for s in done if labels[s.path] == (setting, method)]
             out.setdefault(setting, {})[method] = {
-                "seeds": {str(i): {m: s.metrics.get(m, math.nan) for m in metrics} for i, s in enumerate(runs)},
+                "seeds": {str(i): {m: metric_value(s.metrics, m) for m in metrics} for i, s in enumerate(runs)},
                 **{m: {"mean": mean, "std": std, "n": n} for m, (mean, std, n) in stats.items()}}
     return out, settings, methods
 
 
 def comparison_figure(summaries: list[RunSummary], metrics: tuple[str, ...] = ("overall", "bwt"),
-                      title: str = "method comparison"):
-    """The figure (matplotlib, Agg); :func:`tsr.atomic.write_figure` saves it."""
+                      title: str = "method comparison", labels: Labels | None = None):
+    """The figure (matplotlib, Agg); :func:`tsr.atomic.write_figure` saves it. ``labels``: the
+    runs' :func:`tsr.analysis.table.run_labels`, where a page names them already."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from matplotlib.patches import Patch
 
-    cells, settings, methods = figure_cells(summaries, metrics)
+    cells, settings, methods = figure_cells(summaries, metrics, labels)
     colors = {m: GROUP_COLORS[family(m)] for m in methods}
     width = max(5.0, 0.5 * len(methods) + 1.6)
     cols = min(2, len(metrics))  # two panels a row: Overall and BWT, then their loss twins
@@ -71,12 +74,12 @@ def comparison_figure(summaries: list[RunSummary], metrics: tuple[str, ...] = ("
                     ax.axvline(x - 0.5, color="#999999", lw=0.6, ls=":")
             if metric.startswith("bwt"):
                 ax.axhline(0, color="#444444", lw=0.7)
-            ax.set_title(f"{setting} · {TITLES.get(metric, metric)}", fontsize=9)
+            ax.set_title(f"{setting}\n{TITLES.get(metric, metric)}", fontsize=9)
     groups = sorted({family(m) for m in methods})
     fig.legend(handles=[Patch(color=GROUP_COLORS[g], label=GROUP_NAMES[g]) for g in groups],
                loc="upper right", fontsize=8, ncol=len(groups), frameon=False)
     fig.suptitle(f"{title}\nmean ± std over seeds; small dots: each run", fontsize=10, x=0.02, ha="left")
-    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    fit_titles(fig, rect=(0, 0, 1, 0.97))
     return fig
 
 

@@ -11,8 +11,10 @@ completion    ``prompt``, ``completion``                  prompt as written, ans
 alpaca        ``instruction``, ``output``, ``input``      prompt = :data:`ALPACA` (or
               (optional; empty or null: none)             :data:`ALPACA_NO_INPUT`), answer = output
 chat          ``messages``: ``[{role, content}, ...]``    the last turn is the assistant's and is
-                                                          the answer; the earlier turns are the
+              (content: a string or text parts)           the answer; the earlier turns are the
                                                           prompt, rendered by :func:`plain_chat`
+sharegpt      ``conversations``: ``[{from, value}, ...]`` as chat, ``from`` mapped to the chat
+              ``system`` (optional)                       roles (:mod:`tsr.data.chat`)
 ============  ==========================================  ========================================
 
 Other keys are ignored. A record holding ``prompt`` and ``answer`` is a prompt/answer record
@@ -29,6 +31,7 @@ from typing import Any, Callable, Iterable
 
 from ..errors import DataError
 from .example import Example
+from .chat import record_turns, split_answer
 from .records import record_to_example, string_field
 
 # Alpaca's section headers (Taori et al. 2023, Stanford Alpaca) without its one-sentence
@@ -76,23 +79,9 @@ def _alpaca(record: dict[str, Any], where: str) -> Example:
 
 
 def _chat(record: dict[str, Any], where: str) -> Example:
-    messages = record["messages"]
-    if not isinstance(messages, list) or not messages:
-        raise DataError(f"{where}: 'messages' must be a non-empty list of {{role, content}} turns")
-    turns = []
-    for i, turn in enumerate(messages):
-        at = f"{where}: messages[{i}]"
-        if not isinstance(turn, dict):
-            raise DataError(f"{at}: expected an object with 'role' and 'content', found {type(turn).__name__}")
-        turns.append((string_field(turn, "role", at), string_field(turn, "content", at, allow_empty=True)))
-    role, answer = turns[-1]
-    if role != "assistant":
-        raise DataError(f"{where}: the last turn must be the assistant's (the answer), found role {role!r}")
-    if not answer:
-        raise DataError(f"{where}: messages[{len(turns) - 1}]: the assistant's answer is empty")
-    if len(turns) < 2:
-        raise DataError(f"{where}: 'messages' holds only the answer; at least one turn must come before it")
-    return Example(plain_chat(turns[:-1]), answer, tuple(turns[:-1]))
+    turns, key = record_turns(record, where)
+    before, answer = split_answer(record, turns, where, key)
+    return Example(plain_chat(before), answer, tuple(before))
 
 
 @dataclass(frozen=True)
@@ -113,7 +102,8 @@ PROMPT_ANSWER = Shape("prompt/answer", ("prompt", "answer"), (), record_to_examp
 SHAPES = (PROMPT_ANSWER,
           Shape("completion", ("prompt", "completion"), (), _completion),
           Shape("alpaca", ("instruction", "output"), ("input",), _alpaca),
-          Shape("chat", ("messages",), (), _chat))
+          Shape("chat", ("messages",), (), _chat),
+          Shape("sharegpt", ("conversations",), ("system",), _chat))
 EXPECTED = ", ".join(s.describe() for s in SHAPES)
 
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..errors import DataError
 from .example import Example, Task, TaskKind
+from .chat import record_turns
 from .formats import alpaca_prompt, examples_from_rows, plain_chat
 from .records import nonempty, read_jsonl, string_field
 
@@ -29,23 +30,21 @@ def load_jsonl_task(name: str, kind: TaskKind, train: Path, test: Path) -> Task:
 def prompts_from_jsonl(path: Path) -> list[Example]:
     """Prompts to answer (``tsr predict``): records of any shape of :mod:`tsr.data.formats`, the
     answer optional: ``{"prompt"}``, ``{"instruction", "input"}`` (the Alpaca template), or
-    ``{"messages"}`` whose turns are all prompt (a last assistant turn is taken as the
-    reference answer). Each becomes an Example whose answer is the reference, or empty."""
+    ``{"messages"}`` or ShareGPT's ``{"conversations"}`` whose turns are all prompt (a last
+    assistant turn is taken as the reference answer; :mod:`tsr.data.chat`). Each becomes an
+    Example whose answer is the reference, or empty."""
     path = Path(path)
     out = []
     for line, record in read_jsonl(path):
         where = f"{path}:{line}"
         if not isinstance(record, dict):
             raise DataError(f"{where}: expected an object, found {type(record).__name__}")
-        if "messages" in record:
-            turns = record["messages"]
-            if not isinstance(turns, list) or not all(isinstance(t, dict) for t in turns):
-                raise DataError(f"{where}: 'messages' must be a list of {{role, content}} turns")
-            pairs = [(str(t.get("role", "")), str(t.get("content", ""))) for t in turns]
-            answer = pairs.pop()[1] if pairs and pairs[-1][0] == "assistant" else ""
-            if not pairs:
-                raise DataError(f"{where}: 'messages' holds no turn before the answer")
-            out.append(Example(plain_chat(pairs), answer, tuple(pairs)))
+        if "messages" in record or "conversations" in record:
+            turns, key = record_turns(record, where)
+            answer = turns.pop()[1] if turns[-1][0] == "assistant" else ""
+            if not turns:
+                raise DataError(f"{where}: '{key}' holds no turn before the answer")
+            out.append(Example(plain_chat(turns), answer, tuple(turns)))
         elif "instruction" in record:
             out.append(Example(alpaca_prompt(string_field(record, "instruction", where),
                                              str(record.get("input") or "")), str(record.get("output") or "")))
@@ -53,6 +52,6 @@ def prompts_from_jsonl(path: Path) -> list[Example]:
             answer = record.get("answer", record.get("completion", ""))
             out.append(Example(string_field(record, "prompt", where, allow_empty=True), str(answer or "")))
         else:
-            raise DataError(f"{where}: no prompt: expected 'prompt', 'instruction' or 'messages', found keys "
-                            f"{', '.join(sorted(record)) or 'none'}")
+            raise DataError(f"{where}: no prompt: expected 'prompt', 'instruction', 'messages' or 'conversations', "
+                            f"found keys {', '.join(sorted(record)) or 'none'}")
     return nonempty(out, path, "input file")

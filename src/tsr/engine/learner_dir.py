@@ -23,7 +23,6 @@ already learnt, a config that differs from the learner's leave it as it was.
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -33,24 +32,19 @@ import yaml
 
 from ..atomic import remove_leftovers, replace_dir, temp_dir, write_jsonl, write_text, writing
 from ..config import RunConfig, dump_yaml, load_config
-from ..data.collate import EVAL_BATCH
 from ..data.example import TaskKind
-from ..data.jsonl import examples_from_jsonl, prompts_from_jsonl
+from ..data.jsonl import examples_from_jsonl
 from ..data.names import unsafe_reason
 from ..data.records import read_yaml
 from ..errors import ConfigError, RunError
-from ..model.generate import greedy_batch
-from ..model.learner import build_learner
 from ..data.streams import load_stream
 from .lock import claim, make_folder
-from .run import Outcome, check_stream, draw_data, execute, portable_fingerprint
-from .rundir import RunDir, refuse_links
+from .run import Outcome, check_stream, draw_data, execute
+from .rundir import refuse_links
 
 CONFIG, STREAM, TASKS, RUN = "learner.yaml", "stream.yaml", "tasks", "run"
 # a classification task's answers are labels: few distinct values, each used more than once
 MAX_LABELS = 20
-
-MAX_NEW_TOKENS = 128  # tsr predict: the longest answer decoded
 
 
 def _yaml(data: dict) -> str:
@@ -77,7 +71,7 @@ def infer_kind(answers: Sequence[str]) -> TaskKind:
     return TaskKind.CLASSIFICATION if labels else TaskKind.GENERATION
 
 
-def _config(folder: Path, items: Sequence[str], trust_remote_code: bool = False) -> RunConfig:
+def learner_config(folder: Path, items: Sequence[str], trust_remote_code: bool = False) -> RunConfig:
     """The learner's config: made on the first call from ``items`` (a preset name or config
     file, then ``key=value`` overrides; a model other than the bundled base gets the paper's
     settings unless a preset says otherwise), read back afterwards; a later call may repeat the
@@ -186,7 +180,7 @@ def _plan(call: Call) -> tuple[RunConfig, list[dict], dict | None]:
     folder, name = call.folder, call.name
     if folder.is_dir() and any(folder.iterdir()) and not (folder / CONFIG).is_file():
         raise ConfigError(f"{folder}: not a tsr learner (no {CONFIG}); use an empty or new folder")
-    cfg = _config(folder, call.overrides, call.trust)
+    cfg = learner_config(folder, call.overrides, call.trust)
     entries = _learnt(folder)
     done = RunDirState(folder).completed()
     names = [e["name"] for e in entries]
@@ -240,58 +234,6 @@ def _check(cfg: RunConfig, folder: Path, entries: list[dict]) -> None:
         write_text(spec, _yaml({"name": "learner", "tasks": absolute}))
         trial = dataclasses.replace(cfg, stream=dataclasses.replace(cfg.stream, source=str(spec)))
         draw_data(trial, check_stream(trial))
-
-
-def predict(folder: Path, inputs: Path, out: Path, batch_size: int = EVAL_BATCH, max_new_tokens: int = MAX_NEW_TOKENS,
-            trust_remote_code: bool = False) -> int:
-    """Greedy answers of the learner's current adapter to the prompts of ``inputs`` (JSONL,
-    :func:`tsr.data.jsonl.prompts_from_jsonl`), written to ``out`` as JSONL (``prompt``,
-    ``prediction``, and ``answer`` where the input had one); returns how many. The learner's
-    config must be the one its run was made with (its fingerprint), and its adapter the bytes
-    its checkpoint recorded; ``trust_remote_code``: the config may run the model's own code."""
-    folder = Path(folder)
-    for flag, value in (("--batch-size", batch_size), ("--max-new-tokens", max_new_tokens)):
-        if value < 1:
-            raise ConfigError(f"{flag}: must be >= 1 (got {value})")
-    if not (folder / CONFIG).is_file():
-        raise ConfigError(f"{folder}: not a tsr learner (no {CONFIG})")
-    check_output_file(Path(out), "--out")
-    cfg = _config(folder, (), trust_remote_code)
-    run = RunDir(folder / RUN)
-    if not run.exists():
-        raise RunError(f"{folder}: has not finished learning a task yet (no {RUN}/run.json)")
-    recorded = run.meta().get("fingerprint")
-    if recorded != portable_fingerprint(cfg):
-        raise RunError(f"{folder / CONFIG}: is not the config the learner's run was made with (fingerprint "
-                       f"{portable_fingerprint(cfg)}, {RUN}/run.json records {recorded}); restore it")
-    _, adapter = run.final_adapter()
-    examples = prompts_from_jsonl(Path(inputs))
-    learner = build_learner(cfg)
-    learner.adapter.load(adapter)
-    eos = learner.encoder.eos_id
-    prompts = [list(learner.encoder.encode(e).prompt_ids)[-(learner.encoder.max_length - 1):] for e in examples]
-    tokens = greedy_batch(learner, prompts, max_new_tokens, batch_size)
-    rows = []
-    for example, ids in zip(examples, tokens):
-        text = learner.tokenizer.decode(ids[:-1] if ids and ids[-1] == eos else ids, skip_special_tokens=True)
-        row = {"prompt": example.prompt, "prediction": text}
-        if example.answer:
-            row["answer"] = example.answer
-        rows.append(row)
-    write_jsonl(Path(out), rows)
-    return len(rows)
-
-
-def check_output_file(out: Path, flag: str) -> None:
-    """Refuse an output file that cannot be written before any work is done: a folder, a path
-    under a file, a folder that is not writable."""
-    if out.is_dir():
-        raise ConfigError(f"{flag} {out}: is a folder; give a file name")
-    parent = out.parent
-    if not parent.is_dir():
-        raise ConfigError(f"{flag} {out}: {parent} is not a folder")
-    if not os.access(parent, os.W_OK):
-        raise ConfigError(f"{flag} {out}: cannot write into {parent} (read-only or no permission)")
 
 
 class RunDirState:

@@ -3,12 +3,13 @@
 Overall, Plasticity and BWT follow the reference paper's Eqs. 2-4, restricted to the tasks
 given (classification tasks for accuracy; generation tasks for loss, where lower is
 better, so a positive loss-BWT means forgetting), and of each generation metric over the tasks it
-scores (:func:`generation_metrics`; higher is better, as for accuracy).
+scores (:func:`generation_metrics`; higher is better, as for accuracy). A metric over no task
+(the loss metrics of a stream without generation tasks, the BWT of a one-task stream) is None,
+as ``results.json`` writes it (null): never NaN, which would pass for a number.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Sequence
 
 from ..data.example import GEN_METRICS
@@ -16,28 +17,28 @@ from ..data.example import GEN_METRICS
 Matrix = Sequence[Sequence[float | None]]
 
 
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values) if values else math.nan
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
 
 
-def overall(matrix: Matrix, tasks: Sequence[int]) -> float:
+def overall(matrix: Matrix, tasks: Sequence[int]) -> float | None:
     """Mean score on ``tasks`` after the last task: (1/K) sum_i A[K, i]."""
     last = len(matrix) - 1
     return _mean([matrix[last][i] for i in tasks])
 
 
-def plasticity(matrix: Matrix, tasks: Sequence[int]) -> float:
+def plasticity(matrix: Matrix, tasks: Sequence[int]) -> float | None:
     """Mean score on each task right after learning it: (1/K) sum_i A[i, i]."""
     return _mean([matrix[i][i] for i in tasks])
 
 
-def bwt(matrix: Matrix, tasks: Sequence[int]) -> float:
+def bwt(matrix: Matrix, tasks: Sequence[int]) -> float | None:
     """Backward transfer: mean of A[K, i] - A[i, i] over ``tasks`` before the last one."""
     last = len(matrix) - 1
     return _mean([matrix[last][i] - matrix[i][i] for i in tasks if i < last])
 
 
-def stream_metrics(acc: Matrix, loss: Matrix, kinds: Sequence[str]) -> dict[str, float]:
+def stream_metrics(acc: Matrix, loss: Matrix, kinds: Sequence[str]) -> dict[str, float | None]:
     """Overall/Plas/BWT on accuracy over classification tasks, and on loss over generation tasks."""
     cls = [i for i, k in enumerate(kinds) if k == "classification"]
     gen = [i for i, k in enumerate(kinds) if k == "generation"]
@@ -48,11 +49,11 @@ def stream_metrics(acc: Matrix, loss: Matrix, kinds: Sequence[str]) -> dict[str,
     }
 
 
-def generation_metrics(gen: Matrix, task_metrics: Sequence[str | None]) -> dict[str, float]:
+def generation_metrics(gen: Matrix, task_metrics: Sequence[str | None]) -> dict[str, float | None]:
     """Overall/Plas/BWT of each generation metric (``rouge_l``, ``edit_sim``, ``sari``) over the
     tasks it scores, as ``overall_<metric>``, ``plas_<metric>``, ``bwt_<metric>``, from the matrix
     ``gen[after][on]`` of each task's own metric; only the metrics some task uses."""
-    out: dict[str, float] = {}
+    out: dict[str, float | None] = {}
     for name in GEN_METRICS:
         tasks = [i for i, m in enumerate(task_metrics) if m == name]
         if tasks:

@@ -40,30 +40,45 @@ def prompt_ids(enc: Encoded, max_length: int, eos_id: int) -> list[int]:
     return prompt or list(enc.prompt_ids[-1:]) or [eos_id]
 
 
+def decoded(learner: Learner, ids: Sequence[int]) -> dict[str, str]:
+    """Greedy tokens as a record's ``prediction`` (text, without EOS) and ``stop`` (``eos`` or
+    ``length``)."""
+    stopped = bool(ids) and ids[-1] == learner.encoder.eos_id
+    text = learner.tokenizer.decode(ids[:-1] if stopped else ids, skip_special_tokens=True)
+    return {"prediction": text, "stop": "eos" if stopped else "length"}
+
+
+def scored_rows(learner: Learner, examples: Sequence[Example], encoded: Sequence[Encoded], metrics: Sequence[str],
+                batch_size: int, budgets: Sequence[int]) -> tuple[list[dict[str, Any]], list[float], list[int]]:
+    """One record per example: ``index``, ``prompt``, ``answer``, ``prediction`` (the greedy
+    answer, at most its budget of tokens), ``stop``, ``correct`` (teacher-forced exact match),
+    ``loss`` (mean answer-token NLL) and the value of each of ``metrics``; and each example's
+    answer-token NLL sum and token count."""
+    correct, nll_sum, count = example_correct(learner, encoded, batch_size)
+    eos = learner.encoder.eos_id
+    tokens = greedy_batch(learner, [prompt_ids(e, learner.encoder.max_length, eos) for e in encoded], budgets,
+                          batch_size)
+    rows = []
+    for i, (example, ids) in enumerate(zip(examples, tokens)):
+        row: dict[str, Any] = {"index": i, "prompt": example.prompt, "answer": example.answer,
+                               **decoded(learner, ids), "correct": correct[i], "loss": nll_sum[i] / max(count[i], 1)}
+        for metric in metrics:
+            row[metric] = score(metric, example.prompt, example.answer, row["prediction"])
+        rows.append(row)
+    return rows, nll_sum, count
+
+
 def predict(learner: Learner, examples: Sequence[Example], encoded: Sequence[Encoded], metric: str | None,
             batch_size: int, extra_tokens: int) -> tuple[Score, list[dict[str, Any]]]:
     """The score of a test set (exact match, answer loss and, with ``metric``, that metric's
-    mean) and one record per example: ``index``, ``prompt``, ``answer``, ``prediction`` (the
-    greedy answer as text, without EOS), ``stop`` (``eos`` or ``length``), ``correct``
-    (teacher-forced exact match), ``loss`` (mean answer-token NLL) and the metric's value."""
-    correct, nll_sum, count = example_correct(learner, encoded, batch_size)
-    eos = learner.encoder.eos_id
-    tokens = greedy_batch(learner, [prompt_ids(e, learner.encoder.max_length, eos) for e in encoded],
-                          [len(e.answer_ids) + extra_tokens for e in encoded], batch_size)
-    rows, values = [], []
-    for i, (example, ids) in enumerate(zip(examples, tokens)):
-        stopped = bool(ids) and ids[-1] == eos
-        text = learner.tokenizer.decode(ids[:-1] if stopped else ids, skip_special_tokens=True)
-        row: dict[str, Any] = {"index": i, "prompt": example.prompt, "answer": example.answer, "prediction": text,
-                               "stop": "eos" if stopped else "length", "correct": correct[i],
-                               "loss": nll_sum[i] / max(count[i], 1)}
-        if metric is not None:
-            row[metric] = score(metric, example.prompt, example.answer, text)
-            values.append(row[metric])
-        rows.append(row)
+    mean) and the records of :func:`scored_rows`, each prediction at most its gold answer's
+    length (with EOS) plus ``extra_tokens``."""
+    rows, nll_sum, count = scored_rows(learner, examples, encoded, [metric] if metric else [], batch_size,
+                                       [len(e.answer_ids) + extra_tokens for e in encoded])
     n = max(len(encoded), 1)
-    gen = sum(values) / len(values) if metric is not None and values else None
-    return Score(sum(correct) / n, sum(nll_sum) / max(sum(count), 1), len(encoded), gen), rows
+    values = [row[metric] for row in rows] if metric is not None else []
+    gen = sum(values) / len(values) if values else None
+    return Score(sum(row["correct"] for row in rows) / n, sum(nll_sum) / max(sum(count), 1), len(encoded), gen), rows
 
 
 def predict_tasks(learner: Learner, stream: Stream, tests: Sequence[Sequence[Encoded]], indices: Sequence[int],

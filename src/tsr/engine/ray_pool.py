@@ -14,6 +14,7 @@ Ray is optional: only this module imports it, and only when a grid asks for it.
 
 from __future__ import annotations
 
+import logging
 import os
 import queue as queues
 from typing import Any, Callable, Sequence
@@ -23,19 +24,24 @@ from .executor import Executor
 
 
 class _Worker:
-    """The actor: ``setup`` once per (re)start, then ``work`` on each item it is given."""
+    """The actor: ``setup`` once per (re)start, then ``work`` on each item it is given.
 
-    def __init__(self, setup, setup_args, work, events):
-        self.work, self.events, self.failed = work, events, None
+    The events queue (an actor handle) comes with each item, not to the constructor: Ray keeps
+    a constructor argument that holds an actor handle in its object store, and a restartable
+    actor built from such an argument may fail to restart once the argument is gone (Ray warns
+    so, as an error line, for every actor: ray-project/ray#53727)."""
+
+    def __init__(self, setup, setup_args, work):
+        self.work, self.failed = work, None
         try:
             self.state = setup(*setup_args)
         except Exception as err:  # raised from run(): an error of the grid, not a death to retry
             self.failed = err
 
-    def run(self, item):
+    def run(self, item, events):
         if self.failed is not None:
             raise self.failed
-        emit = (lambda event: self.events.put(event)) if self.events is not None else (lambda event: None)
+        emit = (lambda event: events.put(event)) if events is not None else (lambda event: None)
         return self.work(self.state, item, emit)
 
 
@@ -48,13 +54,15 @@ def start_ray(address: str | None):
     if not ray.is_initialized():
         os.environ.setdefault("RAY_AUTH_MODE", "disabled")  # a local instance has no other users
         try:
+            # logging_level: Ray's own INFO lines ("Started a local Ray instance.") stay off
+            # the console, which holds tsr's progress; its warnings and errors still show
             if address:
-                ray.init(address=address, log_to_driver=False)
+                ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
             else:
                 # worker_niceness 0: Ray lowers its workers' priority by default (15), which
                 # starves the runs, the only work here, whenever anything else uses the CPU
                 ray.init(include_dashboard=False, log_to_driver=False, object_store_memory=128 * 2**20,
-                         _system_config={"worker_niceness": 0})
+                         logging_level=logging.WARNING, _system_config={"worker_niceness": 0})
         except Exception as err:  # ConnectionError, RuntimeError, ValueError, depending on the cause
             raise RunError(f"--ray-address {address or '(local)'}: cannot start or reach Ray: {err}") from None
     return ray
@@ -70,11 +78,11 @@ def run_ray(setup: Callable, setup_args: tuple, work: Callable, items: Sequence,
     events = Queue() if on_event is not None else None
     actor = ray.remote(_Worker).options(num_cpus=cpus_per_run, num_gpus=executor.gpus_per_run,
                                          max_restarts=executor.retries, max_task_retries=executor.retries)
-    actors = [actor.remote(setup, setup_args, work, events) for _ in range(min(max(1, workers), len(items)))]
+    actors = [actor.remote(setup, setup_args, work) for _ in range(min(max(1, workers), len(items)))]
     todo, running = list(items)[::-1], {}
     try:
         for worker in actors:
-            running[worker.run.remote(todo.pop())] = worker
+            running[worker.run.remote(todo.pop(), events)] = worker
         while running:
             ready, _ = ray.wait(list(running), num_returns=1, timeout=0.5)
             _drain(events, on_event)
@@ -91,7 +99,7 @@ def run_ray(setup: Callable, setup_args: tuple, work: Callable, items: Sequence,
                 _drain(events, on_event)
                 on_result(result)
                 if todo:
-                    running[worker.run.remote(todo.pop())] = worker
+                    running[worker.run.remote(todo.pop(), events)] = worker
     finally:
         for worker in actors:
             ray.kill(worker)

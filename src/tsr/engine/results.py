@@ -79,7 +79,9 @@ class Results:
         if self.gen_metrics is not None:
             self.zero_shot["gen"] = self._gen_row(scores)
 
-    def metrics(self) -> dict[str, float]:
+    def metrics(self) -> dict[str, float | None]:
+        """Overall, Plasticity, BWT and their twins (:mod:`tsr.engine.metrics`), recomputed from the
+        matrices; None for a metric over no task, as results.json holds it; empty until finished."""
         if not self.finished:
             return {}
         out = stream_metrics(self.acc, self.loss, self.kinds)

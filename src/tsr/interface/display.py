@@ -93,7 +93,7 @@ def metrics_table(results: Results) -> Table:
         table.add_column(col, justify="right")
     table.add_row("accuracy (classification)", fmt(m.get("overall")), fmt(m.get("plas")),
                   _signed(m.get("bwt")))
-    if not all(math.isnan(m.get(k, math.nan)) for k in ("overall_loss", "plas_loss")):
+    if any(m.get(k) is not None for k in ("overall_loss", "plas_loss")):
         table.add_row("loss (generation, lower is better)", fmt(m.get("overall_loss")),
                       fmt(m.get("plas_loss")), _signed(m.get("bwt_loss")))
     for name in GEN_METRICS:  # with eval.predictions: each generation metric over the tasks it scores

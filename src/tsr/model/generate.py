@@ -65,9 +65,8 @@ def _decode(learner: Learner, prompts: list[list[int]], budgets: list[int], cach
             break
         positions = (mask.cumsum(-1) - 1).clamp(min=0)
         if cache:
-            result = learner.model(input_ids=step_ids, attention_mask=mask, position_ids=positions[:, -step_ids.shape[1]:],
-                                   past_key_values=past, use_cache=True, **keep)
-            past = result.past_key_values
+            result, past = learner.cached_forward(past, input_ids=step_ids, attention_mask=mask,
+                                                  position_ids=positions[:, -step_ids.shape[1]:], **keep)
         else:
             result = learner.model(input_ids=ids, attention_mask=mask, position_ids=positions, use_cache=False, **keep)
         nxt = result.logits[:, -1].argmax(-1)

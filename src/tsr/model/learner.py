@@ -47,6 +47,7 @@ class Learner:
     hookable: list[torch.nn.Module] = field(default_factory=list, repr=False)
     autocast: torch.dtype | None = None  # model.autocast: the forwards' autocast dtype
     checkpointed: list[torch.nn.Module] = field(default_factory=list, repr=False)  # model.gradient_checkpointing
+    cache_key: str = "past_key_values"  # the name the model's forward takes a KV cache by (cache_key())
 
     @property
     def device(self) -> torch.device:
@@ -143,9 +144,7 @@ class Learner:
         past = None
         for _ in range(max_new_tokens):
             if cache:
-                result = self.model(input_ids=tokens if past is None else tokens[:, -1:], past_key_values=past,
-                                    use_cache=True)
-                past = result.past_key_values
+                result, past = self.cached_forward(past, input_ids=tokens if past is None else tokens[:, -1:])
             else:
                 result = self.model(input_ids=tokens, use_cache=False)
             nxt = int(result.logits[0, -1].argmax())
@@ -154,6 +153,13 @@ class Learner:
                 break
             tokens = torch.cat([tokens, torch.tensor([[nxt]], device=self.device)], dim=1)
         return out
+
+    def cached_forward(self, past, **inputs):
+        """One forward that reads and extends the KV cache ``past`` (None: a new one): its output
+        and the cache to pass next, each under the name this version of transformers uses, so
+        no deprecation warning is printed."""
+        result = self.model(**inputs, **{self.cache_key: past}, use_cache=True)
+        return result, getattr(result, self.cache_key)
 
     def reset(self, seed: int) -> None:
         """Move to the shared initialisation of ``seed`` (as if freshly built with that seed)."""
@@ -226,6 +232,14 @@ def compile_blocks(model: torch.nn.Module, device: torch.device, setting: bool |
     return True
 
 
+def cache_key(model: torch.nn.Module) -> str:
+    """The argument (and output field) name of a (PEFT-wrapped) causal LM's KV cache: ``cache``
+    from transformers 5.2x on, where ``past_key_values`` still works but prints a deprecation
+    warning, ``past_key_values`` before."""
+    inner = model.get_base_model() if hasattr(model, "get_base_model") else model
+    return "cache" if "cache" in inspect.signature(type(inner).forward).parameters else "past_key_values"
+
+
 def takes_logits_to_keep(model: torch.nn.Module) -> bool:
     """Whether a (PEFT-wrapped) causal LM's forward accepts ``logits_to_keep``."""
     inner = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -252,7 +266,8 @@ def build_learner(cfg: LearnerConfig) -> Learner:
     checkpointed = checkpoint_blocks(model) if cfg.model.gradient_checkpointing else []
     compiled = compile_blocks(model, backbone.device, False if checkpointed else cfg.model.compile)
     return Learner(backbone, model, adapter, encoder, adapter.state(), takes_logits_to_keep(model), compiled,
-                   list(model.modules()), autocast_dtype(cfg.model.autocast, backbone.device), checkpointed)
+                   list(model.modules()), autocast_dtype(cfg.model.autocast, backbone.device), checkpointed,
+                   cache_key(model))
 
 
 def checkpoint_blocks(model: torch.nn.Module) -> list[torch.nn.Module]:

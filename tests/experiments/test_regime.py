@@ -11,7 +11,7 @@ from tsr.interface.cli import main
 from tsr.engine.compare import Point
 from tsr.errors import ConfigError
 from tsr.experiments.regime.plan import RegimePoint, plan_points, read_points
-from tsr.experiments.regime.report import count_checks, point_summary, retention
+from tsr.experiments.regime.report import closest, count_checks, distance, point_summary, retention
 
 TINY = ["train.steps=4", "stream.budget=8", "stream.replay_per_task=4", "stream.test_cap=6", "model.threads=1",
         "model.compile=false"]
@@ -43,6 +43,29 @@ def test_retention_and_targets_by_hand():
     assert count_checks(rows) == (3, 4)
     with_rel = point_summary(cells, "p", rows)
     assert with_rel["relations"] == {"passed": 3, "total": 4, "met": False}
+    # distance: only ER misses, by (0.10 - 0.08) / (0.08 + 0.05) = 0.1538...
+    assert summary["distance"] == pytest.approx(0.02 / 0.13)
+
+
+def test_distance_and_the_closest_point_by_hand():
+    """Distance sums, per target, how far the seed mean lies outside its range in range widths:
+    retention 0.2 is (0.5 - 0.2) / 0.3 = 1.0 below, SeqFT BWT -0.35 is 0.15 / 0.15 = 1.0 below,
+    ER BWT +0.11 is 0.03 / 0.13 above, TSR BWT inside: 2 + 3/13. The closest point misses the
+    fewest targets first, the distance only breaks ties."""
+    def stats(ret, sb, eb, tb):
+        return {k: {"mean": v, "std": 0.0, "n": 3} for k, v in
+                (("seqft_retention", ret), ("seqft_bwt", sb), ("er_bwt", eb), ("tsr_bwt", tb))}
+
+    assert distance(stats(0.2, -0.35, 0.11, 0.0)) == pytest.approx(2 + 0.03 / 0.13)
+    assert distance(stats(0.6, -0.1, 0.0, 0.05)) == 0.0
+    assert distance({"seqft_bwt": {"mean": -0.1, "std": 0, "n": 3}}) is None
+    far_but_fewer = {"point": "a", "distance": 5.0, "targets": {"x": False, "y": True, "z": True, "w": True}}
+    near_but_more = {"point": "b", "distance": 0.5, "targets": {"x": False, "y": False, "z": True, "w": True}}
+    tie = {"point": "c", "distance": 4.0, "targets": {"x": False, "y": True, "z": True, "w": True}}
+    unranked = {"point": "d", "distance": None, "targets": {}}
+    assert closest([far_but_fewer, near_but_more, unranked])["point"] == "a"
+    assert closest([far_but_fewer, near_but_more, tie])["point"] == "c"
+    assert closest([unranked]) is None
 
 
 def test_points_files_and_plans(tmp_path):

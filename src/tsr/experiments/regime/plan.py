@@ -72,8 +72,15 @@ def plan_points(methods: list[str], points: list[RegimePoint], seeds: list[int])
 
 
 # The map measured in docs/synthetic.md (its section "The regime map"): one factor at a time
-# around the default preset, and the points that combine them.
+# around qkvo-300 (LoRA on q,k,v,o at r=16, 300 steps over N=30: the paper's 40 epochs), and the
+# default preset. The map's base factor (a base pretrained on the option-list corpus,
+# ``tsr pretrain-base options_share=0.5``) needs that base's folder, so it is a points file's
+# point (docs/synthetic.md shows the file), not a default one.
 DEFAULT_POINTS = (
-    RegimePoint("default", ()),
     RegimePoint("qkvo-300", (QKVO, "train.steps=300")),
+    RegimePoint("qkvo-1000-lr1e-4", (QKVO, "train.steps=1000", "train.lr=1e-4")),
+    RegimePoint("qkvo-300-r4", (QKVO, "train.steps=300", "lora.r=4", "lora.alpha=8")),
+    RegimePoint("qkvo-100", (QKVO, "train.steps=100")),
+    RegimePoint("qkvo-300-lr3e-4-N100", (QKVO, "train.steps=300", "train.lr=3e-4", "stream.budget=100")),
+    RegimePoint("default", ()),
 )

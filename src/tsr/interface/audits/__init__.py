@@ -6,7 +6,7 @@ what several audits share is in :mod:`.common`."""
 from __future__ import annotations
 
 from ..args import add, one_line_errors
-from . import arms, budget, carriers, intervention, kd, orders, regime, scale
+from . import answers, arms, budget, carriers, intervention, kd, orders, regime, scale
 
 EXAMPLES = """examples:
   tsr audit budget --seeds 0,1,2,3,4 --workers 2          # S_t(N) for N = 10..500, headroom vs N_max = 500
@@ -17,16 +17,17 @@ EXAMPLES = """examples:
   tsr audit carriers --from runs/probe-synth-trace-1a2b3c4d5e --top 5 --seeds 0,1,2  # init / anchor / mixing
   tsr audit scale --models models/qwen-0.5b,models/qwen-7b --arms target,full,mixed --signatures gradb
   tsr audit regime --seeds 0,1,2                          # how much the world forgets at each point of a map
+  tsr audit answers runs/diag/synth-trace-seqft-s0-1a2b3c4d5e   # whose answers a run gives after each task
 Each audit writes JSON, markdown and a figure into its folder; `tsr audit NAME --help` for more."""
 
 # in the order `tsr audit --help` lists them
-AUDITS = (budget, intervention, carriers, scale, arms, kd, regime, orders)
+AUDITS = (budget, intervention, carriers, scale, arms, answers, kd, regime, orders)
 
 
 def add_parser(sub) -> None:
     """``tsr audit`` and its audits, on the top-level subparsers ``sub``."""
     p = add(sub, "audit", "The paper's audits as commands: budget sweep (with label efficiency), arm table, "
-            "local intervention, carriers, distillation teachers, task orders, scale.", None, EXAMPLES)
+            "local intervention, carriers, distillation teachers, task orders, scale, the regime map, whose answers.", None, EXAMPLES)
     one_line_errors(p)
     audits = p.add_subparsers(dest="audit", required=True, metavar="NAME")
     for module in AUDITS:

@@ -1,0 +1,69 @@
+"""`tsr audit answers`: whose answers a run gives, checked against a hand count on a made-up
+predictions folder (two classification tasks with different label words)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from badinputs import refuse
+from tsr.analysis.answers import first_word, share, takeover, takeover_markdown
+from tsr.interface.cli import main
+
+
+def _rows(pairs: list[tuple[str, str]], correct: list[bool] | None = None) -> list[dict]:
+    return [{"index": i, "prompt": "p", "answer": f" {a}", "prediction": f" {p}\nmore",
+             **({"correct": correct[i]} if correct else {})} for i, (a, p) in enumerate(pairs)]
+
+
+def _run(root: Path) -> Path:
+    """stance (favor/against) then policy (hawk/dove); after policy, 3 of stance's 4 predictions
+    open with a policy word, 1 with a stance word; policy's own predictions are its words."""
+    rounds = {
+        "after-00-stance": {"00-stance": _rows([("favor", "favor"), ("against", "against"),
+                                                ("favor", "against"), ("against", "against")])},
+        "after-01-policy": {"00-stance": _rows([("favor", "hawk"), ("against", "dove"), ("favor", "favor"),
+                                                ("against", "hawk")], [False, False, True, False]),
+                            "01-policy": _rows([("hawk", "hawk"), ("dove", "dove")])},
+    }
+    run = root / "run"
+    for folder, files in rounds.items():
+        (run / "predictions" / folder).mkdir(parents=True)
+        for name, rows in files.items():
+            (run / "predictions" / folder / f"{name}.jsonl").write_text(
+                "".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return run
+
+
+def test_first_word_and_share():
+    assert first_word(" hawk\nAnswer: x") == "hawk" and first_word("   ") == ""
+    rows = [{"prediction": " a b"}, {"prediction": "c"}, {"prediction": ""}]
+    assert share(rows, {"a", ""}) == pytest.approx(2 / 3)
+    assert math.isnan(share([], {"a"}))
+
+
+def test_takeover_by_hand(tmp_path):
+    summary = takeover(_run(tmp_path))
+    assert summary["tasks"] == ["stance", "policy"]
+    first, second = summary["rows"]
+    assert first == {"after": "stance", "cells": {}}  # only the task just trained was scored
+    cell = second["cells"]["stance"]
+    assert second["after"] == "policy" and set(second["cells"]) == {"stance"}
+    assert cell == {"own": 0.25, "newest": 0.75, "accuracy": 0.25, "n": 4}
+    table = takeover_markdown(summary)
+    assert "| policy | 0.25 / 0.75 (0.25) | (trained) |" in table
+
+
+def test_the_command_writes_the_report_and_refuses_a_run_without_predictions(tmp_path, capsys):
+    run = _run(tmp_path)
+    assert main(["audit", "answers", str(run), "--out", str(tmp_path / "out")]) == 0
+    saved = json.loads((tmp_path / "out" / "answers.json").read_text(encoding="utf-8"))
+    assert saved["rows"][1]["cells"]["stance"]["newest"] == 0.75
+    assert saved["command"].startswith("tsr audit answers ")
+    assert (tmp_path / "out" / "answers.png").stat().st_size > 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    refuse(capsys, empty, ["audit", "answers", str(empty)], "eval.predictions=true")

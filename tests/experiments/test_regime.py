@@ -11,7 +11,7 @@ from tsr.interface.cli import main
 from tsr.engine.compare import Point
 from tsr.errors import ConfigError
 from tsr.experiments.regime.plan import RegimePoint, plan_points, read_points
-from tsr.experiments.regime.report import closest, count_checks, distance, point_summary, retention
+from tsr.experiments.regime.report import closest, count_checks, distance, point_summary, regime_markdown, retention
 
 TINY = ["train.steps=4", "stream.budget=8", "stream.replay_per_task=4", "stream.test_cap=6", "model.threads=1",
         "model.compile=false"]
@@ -45,6 +45,8 @@ def test_retention_and_targets_by_hand():
     assert with_rel["relations"] == {"passed": 3, "total": 4, "met": False}
     # distance: only ER misses, by (0.10 - 0.08) / (0.08 + 0.05) = 0.1538...
     assert summary["distance"] == pytest.approx(0.02 / 0.13)
+    table = [line for line in regime_markdown([summary]).splitlines() if line.startswith("|")]
+    assert len({line.count("|") for line in table}) == 1 and table[-1].endswith("| 3/4 | 0.15 |")
 
 
 def test_distance_and_the_closest_point_by_hand():

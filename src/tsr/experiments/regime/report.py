@@ -93,8 +93,8 @@ def regime_markdown(points: list[dict]) -> str:
     methods = sorted({m for p in points for m in p["methods"]}, key=lambda m: ("seqft", "er", "tsr").index(m)
                      if m in ("seqft", "er", "tsr") else 9)
     lines = ["| point | seeds | SeqFT Overall / Plas | SeqFT BWT | ER BWT | TSR BWT | "
-             + " | ".join(f"{m} Overall" for m in methods) + " | relations | targets met |",
-             "|---|---|---|---|---|---|" + "---|" * len(methods) + "---|---|"]
+             + " | ".join(f"{m} Overall" for m in methods) + " | relations | targets met | distance |",
+             "|---|---|---|---|---|---|" + "---|" * len(methods) + "---|---|---|"]
     for p in points:
         s = p["stats"]
         covering = {m: c.get("seeds", ()) for m, c in p["methods"].items()}

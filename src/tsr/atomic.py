@@ -135,6 +135,11 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
     write_text(path, "".join(json.dumps(strict(r), ensure_ascii=False, allow_nan=False) + "\n" for r in rows))
 
 
+def write_torch(path: Path, obj: Any) -> None:
+    """``torch.save(obj)`` atomically (a checkpoint of plain containers, tensors and numbers)."""
+    _atomic(path, lambda p: torch.save(obj, p))
+
+
 def write_figure(path: Path, fig: Any, dpi: int = 120) -> Path:
     """Save a matplotlib figure as PNG and close it."""
     import matplotlib.pyplot as plt

@@ -44,3 +44,49 @@ def test_pretraining_refuses_to_overwrite(tmp_path, capsys):
     (tmp_path / "full" / "keep.txt").write_text("mine")
     assert main(["pretrain-base", "--out", str(tmp_path / "full"), *SMALL]) == 2
     assert "--force" in capsys.readouterr().err and (tmp_path / "full" / "keep.txt").read_text() == "mine"
+
+
+def test_an_interrupted_pretraining_resumes_to_the_same_weights(tmp_path, capsys):
+    """Stopped after step 3 of 6 (a checkpoint every step), the same command on the same folder
+    goes on from step 3 and ends with the uninterrupted run's weights; the checkpoint goes."""
+    from tsr.model.pretrain import CHECKPOINT, PretrainConfig, pretrain
+    from tsr.schema import build
+
+    assert main(["pretrain-base", "--out", str(tmp_path / "whole"), *SMALL]) == 0
+    whole = json.loads((tmp_path / "whole" / "pretrain.json").read_text())
+    cfg = build(PretrainConfig, {k: int(v) for k, v in (a.split("=") for a in SMALL)})
+
+    def stop(step: int, loss: float) -> None:
+        if step == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        pretrain(cfg, tmp_path / "cut", stop, checkpoint_minutes=0)
+    assert (tmp_path / "cut" / CHECKPOINT).exists() and not (tmp_path / "cut" / "pretrain.json").exists()
+    capsys.readouterr()
+    assert main(["pretrain-base", "--out", str(tmp_path / "cut"), *SMALL]) == 0
+    assert "resuming from step 3/6" in capsys.readouterr().err
+    cut = json.loads((tmp_path / "cut" / "pretrain.json").read_text())
+    assert cut["weights_sha256"] == whole["weights_sha256"] and cut["final_loss"] == whole["final_loss"]
+    assert not (tmp_path / "cut" / CHECKPOINT).exists()
+
+
+def test_a_checkpoint_of_another_config_is_one_line_and_force_starts_over(tmp_path, capsys):
+    from tsr.model.pretrain import CHECKPOINT, PretrainConfig, pretrain
+    from tsr.schema import build
+
+    cfg = build(PretrainConfig, {k: int(v) for k, v in (a.split("=") for a in SMALL)})
+
+    def stop(step: int, loss: float) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        pretrain(cfg, tmp_path / "x", stop, checkpoint_minutes=0)
+    before = (tmp_path / "x" / CHECKPOINT).read_bytes()
+    capsys.readouterr()
+    assert main(["pretrain-base", "--out", str(tmp_path / "x"), *SMALL, "hidden=48", "heads=2"]) == 2
+    err = capsys.readouterr().err
+    assert "another config (differs in hidden)" in err and len(err.strip().splitlines()) == 1
+    assert (tmp_path / "x" / CHECKPOINT).read_bytes() == before  # nothing changed
+    assert main(["pretrain-base", "--out", str(tmp_path / "x"), *SMALL, "hidden=48", "--force"]) == 0
+    assert json.loads((tmp_path / "x" / "pretrain.json").read_text())["config"]["hidden"] == 48

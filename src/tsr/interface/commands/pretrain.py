@@ -12,12 +12,15 @@ from ..args import add
 
 EXAMPLES = """examples:
   tsr pretrain-base --out base/                           # reproduce the bundled base
-  tsr pretrain-base --out small/ steps=500 hidden=128     # a smaller, quicker one"""
+  tsr pretrain-base --out small/ steps=500 hidden=128     # a smaller, quicker one
+Resumable: every --checkpoint-minutes the progress is saved to OUT/pretrain-checkpoint.pt, and
+the same command on the same folder goes on from there (the weights end as an uninterrupted
+run's)."""
 
 
 def cmd_pretrain(args: argparse.Namespace, console: Console) -> int:
     from ...config import parse_override
-    from ...model.pretrain import PretrainConfig, pretrain
+    from ...model.pretrain import CHECKPOINT, PretrainConfig, pretrain, read_checkpoint
     from ...schema import build
 
     data: dict = {}
@@ -25,15 +28,22 @@ def cmd_pretrain(args: argparse.Namespace, console: Console) -> int:
         data.update({k: v for k, v in parse_override(text).items()})
     cfg = build(PretrainConfig, data)
     out = Path(args.out)
-    if out.exists() and any(out.iterdir()) and not args.force:
+    if args.force and (out / CHECKPOINT).exists():
+        (out / CHECKPOINT).unlink()  # --force starts over
+    elif out.exists() and any(out.iterdir()) and not (out / CHECKPOINT).exists() and not args.force:
         raise TsrError(f"{out}: exists and is not empty; pass --force to overwrite")
+    if args.checkpoint_minutes < 0:
+        raise TsrError(f"--checkpoint-minutes: must be >= 0, got {args.checkpoint_minutes}")
+    if (out / CHECKPOINT).exists():
+        step = read_checkpoint(out, cfg)["step"]  # a checkpoint of another config stops here, in one line
+        Console(stderr=True).print(f"  resuming from step {step}/{cfg.steps} ({out / CHECKPOINT})")
     err = Console(stderr=True)
 
     def report(step: int, loss: float) -> None:
         if step % 250 == 0 or step == cfg.steps:
             err.print(f"  step {step}/{cfg.steps} loss {loss:.3f}")
 
-    record = pretrain(cfg, out, report)
+    record = pretrain(cfg, out, report, args.checkpoint_minutes)
     console.print(f"saved to {out}: {record['parameters']:,} parameters, final loss {record['final_loss']:.3f}, "
                   f"{record['seconds']:.0f}s, weights sha256 {record['weights_sha256'][:16]}")
     return 0
@@ -43,4 +53,7 @@ def add_parser(sub) -> None:
     p = add(sub, "pretrain-base", "Pretrain the bundled tiny base model from its seed.", cmd_pretrain, EXAMPLES)
     p.add_argument("items", nargs="*", metavar="key=value", help="PretrainConfig overrides (seed, steps, hidden, ...)")
     p.add_argument("--out", default="base", help="output folder (default: ./base)")
-    p.add_argument("--force", action="store_true", help="overwrite a non-empty output folder")
+    p.add_argument("--force", action="store_true", help="overwrite a non-empty output folder (and start over "
+                   "instead of resuming its checkpoint)")
+    p.add_argument("--checkpoint-minutes", type=float, default=10.0, metavar="M",
+                   help="save the progress every M minutes (default 10)")

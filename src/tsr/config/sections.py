@@ -15,7 +15,7 @@ from ..data.collate import EVAL_BATCH
 from ..data.names import MAX_RUN_NAME_BYTES, unsafe_reason
 from ..errors import ConfigError
 from ..methods.registry import MethodSpec, resolve_method
-from ..model.settings import LoraConfig, ModelConfig
+from ..model.settings import CHECKPOINT_MINUTES, LoraConfig, ModelConfig
 from ..schema import neutral_values, require, result_data, setting, to_plain
 
 
@@ -90,7 +90,7 @@ class TrainConfig:
     accumulate: int = setting(1, neutral=1)
     """batches whose gradients each optimiser step sums (each `batch_size` examples, drawn as a step
     draws one): an effective batch of `batch_size` x `accumulate`; `train.steps` counts optimiser steps"""
-    checkpoint_minutes: float = setting(10.0, result=False)
+    checkpoint_minutes: float = setting(CHECKPOINT_MINUTES, result=False)
     """save a task's progress (adapter, optimiser, random streams) every this many minutes, after
     the step that passes the interval, so an interrupted run resumes within the task; 0: only when
     a task ends (changes when state is saved, never results)"""

@@ -30,6 +30,7 @@ from ..errors import RunError
 from ..data.synth.corpus import INSTRUCTION_SHARE, corpus_text
 from ..rng import derive_seed, numpy_rng
 from ..schema import require, to_plain
+from .settings import CHECKPOINT_MINUTES
 from .tiny import reload_tokenizer, save_pretrained, tiny_config, tiny_model, train_tokenizer
 
 
@@ -102,7 +103,7 @@ def read_checkpoint(out: Path, cfg: PretrainConfig) -> dict | None:
 
 
 def pretrain(cfg: PretrainConfig, out: Path, report: Callable[[int, float], None] | None = None,
-             checkpoint_minutes: float = 10.0) -> dict:
+             checkpoint_minutes: float = CHECKPOINT_MINUTES) -> dict:
     """Train the base and save it (HF format plus ``pretrain.json``) to ``out``, resuming from the
     folder's checkpoint of the same config if there is one."""
     if cfg.threads:

@@ -13,6 +13,9 @@ from ..schema import require, setting
 
 # the reference paper's LoRA targets: the attention projections q, k, v, o
 QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
+# How often long work saves its progress, in minutes: a run's train.checkpoint_minutes and
+# tsr pretrain-base's --checkpoint-minutes.
+CHECKPOINT_MINUTES = 10.0
 
 
 @dataclass

@@ -32,7 +32,7 @@ def cmd_pretrain(args: argparse.Namespace, console: Console) -> int:
         (out / CHECKPOINT).unlink()  # --force starts over
     elif out.exists() and any(out.iterdir()) and not (out / CHECKPOINT).exists() and not args.force:
         raise TsrError(f"{out}: exists and is not empty; pass --force to overwrite")
-    if args.checkpoint_minutes < 0:
+    if args.checkpoint_minutes is not None and args.checkpoint_minutes < 0:
         raise TsrError(f"--checkpoint-minutes: must be >= 0, got {args.checkpoint_minutes}")
     if (out / CHECKPOINT).exists():
         step = read_checkpoint(out, cfg)["step"]  # a checkpoint of another config stops here, in one line
@@ -43,7 +43,8 @@ def cmd_pretrain(args: argparse.Namespace, console: Console) -> int:
         if step % 250 == 0 or step == cfg.steps:
             err.print(f"  step {step}/{cfg.steps} loss {loss:.3f}")
 
-    record = pretrain(cfg, out, report, args.checkpoint_minutes)
+    every = {} if args.checkpoint_minutes is None else {"checkpoint_minutes": args.checkpoint_minutes}
+    record = pretrain(cfg, out, report, **every)
     console.print(f"saved to {out}: {record['parameters']:,} parameters, final loss {record['final_loss']:.3f}, "
                   f"{record['seconds']:.0f}s, weights sha256 {record['weights_sha256'][:16]}")
     return 0
@@ -55,5 +56,5 @@ def add_parser(sub) -> None:
     p.add_argument("--out", default="base", help="output folder (default: ./base)")
     p.add_argument("--force", action="store_true", help="overwrite a non-empty output folder (and start over "
                    "instead of resuming its checkpoint)")
-    p.add_argument("--checkpoint-minutes", type=float, default=10.0, metavar="M",
+    p.add_argument("--checkpoint-minutes", type=float, metavar="M",
                    help="save the progress every M minutes (default 10)")

@@ -67,3 +67,13 @@ def test_the_command_writes_the_report_and_refuses_a_run_without_predictions(tmp
     empty = tmp_path / "empty"
     empty.mkdir()
     refuse(capsys, empty, ["audit", "answers", str(empty)], "eval.predictions=true")
+
+
+def test_tsr_report_shows_the_answers_audit_as_a_section(tmp_path, capsys):
+    from tsr.analysis.report import build_report
+
+    run = _run(tmp_path)
+    assert main(["audit", "answers", str(run)]) == 0
+    page, found = build_report(tmp_path)
+    assert [(a.name, a.folder.name) for a in found.audits] == [("answers", "run")]
+    assert "Whose answers · run" in page and "tsr audit answers" in page

@@ -1,6 +1,7 @@
 """The audit reports under a folder, for `tsr report`: each one's heading, command and figure.
 
-Every audit command (``tsr audit budget``, ``carriers``, ``kd``, ``orders``, ``scale``) leaves
+Every audit command (``tsr audit budget``, ``carriers``, ``kd``, ``orders``, ``scale``, ``regime``,
+``answers``) leaves
 ``<name>.json``, ``<name>.md`` and ``<name>.png`` in its folder (:mod:`tsr.analysis.report_files`).
 The page shows the figure as it is, with the command that made it and a pointer to the
 markdown file, which keeps the tables; nothing is recomputed.
@@ -15,7 +16,7 @@ from pathlib import Path
 from ..errors import RunError, reason
 from .html import esc, figure
 
-AUDITS = ("budget", "carriers", "kd", "orders", "scale")
+AUDITS = ("budget", "carriers", "kd", "orders", "scale", "regime", "answers")
 
 
 @dataclass

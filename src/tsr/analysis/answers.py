@@ -10,7 +10,8 @@ whatever labels the prompt lists. Forgetting by takeover shows as a low *own* sh
 a high own share and a low accuracy.
 
 Reads a run folder's ``predictions/`` (``eval.predictions``; with ``eval.schedule=full`` every
-earlier task is scored after every task). A task's answer words are the first whitespace-
+earlier task is scored after every task, and with ``eval.all_tasks=true`` the later ones too,
+whose columns then show which trained task answers a prompt the model has not yet learnt). A task's answer words are the first whitespace-
 separated words of its reference answers over every scoring round; a prediction's word is its
 own first word. Nothing is recomputed from the model.
 """
@@ -69,7 +70,7 @@ def share(rows: list[dict], words: set[str]) -> float:
 
 def takeover(run: Path) -> dict:
     """``{"tasks": [...], "rows": [{"after", "cells": {task: {own, newest, accuracy, n}}}]}`` over
-    the earlier tasks scored in each round (the task just trained is not its own newest)."""
+    the tasks scored in each round but the one just trained (which is not its own newest)."""
     rounds = read_rounds(run)
     words = answer_words(rounds)
     tasks: list[str] = []
@@ -109,7 +110,7 @@ def takeover_markdown(summary: dict) -> str:
 
 
 def takeover_figure(summary: dict, title: str):
-    """The newest task's share as a heatmap (rows: after that task; columns: earlier tasks)."""
+    """The newest task's share as a heatmap (rows: after that task; columns: the other scored tasks)."""
     from .heatmap import _pyplot
 
     _, plt = _pyplot()
@@ -125,7 +126,7 @@ def takeover_figure(summary: dict, title: str):
                         color="white" if c["newest"] > 0.6 else "black")
     ax.set_xticks(range(len(tasks)), tasks, rotation=45, ha="right", fontsize=8)
     ax.set_yticks(range(len(rows)), [r["after"] for r in rows], fontsize=8)
-    ax.set_xlabel("earlier task's test set")
+    ax.set_xlabel("test set of another task")
     ax.set_ylabel("after training on")
     fig.colorbar(im, ax=ax, fraction=0.04, label="answers in the newest task's words")
     ax.set_title(title, fontsize=9)

@@ -8,7 +8,8 @@ its range). Where no point meets every target, the *closest* is the one with the
 missed, then the smallest distance (:func:`distance`: how far each seed mean lies outside its
 range, in units of that range's width, summed over the targets). This rule was fixed when the
 first single-seed points were already known and before the 3-seed map was read. The figure is the map at a glance: SeqFT's retention against its BWT (left), ER's
-BWT against TSR's (right), each point with its spread over seeds and the target box shaded.
+BWT against TSR's (right), each point with its spread over seeds and the target box shaded;
+the closest point is ringed.
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ def regime_figure(points: list[dict], title: str):
     _, plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6))
     boxes = {key: (low, high) for _, key, low, high in TARGETS}
+    nearest = closest(points)
     panels = (("seqft_retention", "seqft_bwt", "SeqFT retention (Overall / Plas)", "SeqFT BWT"),
               ("er_bwt", "tsr_bwt", "ER BWT", "TSR BWT"))
     for ax, (xk, yk, xl, yl) in zip(axes, panels):
@@ -140,8 +142,11 @@ def regime_figure(points: list[dict], title: str):
             color = plt.cm.tab10(i % 10)
             ax.errorbar([x["mean"]], [y["mean"]], xerr=[x["std"] or 0], yerr=[y["std"] or 0], fmt="o", ms=5,
                         color=color, capsize=2, lw=1)
-            ax.annotate(p["point"], (x["mean"], y["mean"]), textcoords="offset points", xytext=(4, 4), fontsize=7,
-                        color=color)
+            best = p is nearest
+            if best:  # the point the report names as meeting the targets or closest to them
+                ax.plot([x["mean"]], [y["mean"]], "o", ms=11, mfc="none", mec="black", mew=1.2)
+            ax.annotate(p["point"] + (" (closest)" if best else ""), (x["mean"], y["mean"]), textcoords="offset points",
+                        xytext=(4, 4), fontsize=7, color=color, fontweight="bold" if best else "normal")
         ax.set_xlabel(xl)
         ax.set_ylabel(yl)
         ax.grid(alpha=0.2)

@@ -31,7 +31,7 @@ from ..data.synth.corpus import INSTRUCTION_SHARE, corpus_text
 from ..rng import derive_seed, numpy_rng
 from ..schema import require, to_plain
 from .settings import CHECKPOINT_MINUTES
-from .tiny import reload_tokenizer, save_pretrained, tiny_config, tiny_model, train_tokenizer
+from .tiny import lm_batch, reload_tokenizer, save_pretrained, tiny_config, tiny_model, train_tokenizer
 
 
 @dataclass
@@ -168,12 +168,7 @@ def _step(cfg: PretrainConfig, step: int, model, opt, tokenizer, batches, eos: s
     texts = [corpus_text(batches, cfg.instruction_share, options_share=cfg.options_share) + eos
              for _ in range(cfg.batch_size)]
     enc = [tokenizer(t, add_special_tokens=False)["input_ids"][: cfg.max_length] for t in texts]
-    width = max(len(e) for e in enc)
-    ids = torch.full((len(enc), width), tokenizer.pad_token_id, dtype=torch.long)
-    labels = torch.full((len(enc), width), -100, dtype=torch.long)
-    for i, e in enumerate(enc):
-        ids[i, : len(e)] = torch.tensor(e)
-        labels[i, : len(e)] = torch.tensor(e)
+    ids, labels = lm_batch(enc, tokenizer.pad_token_id)
     for group in opt.param_groups:
         group["lr"] = lr_at(step, cfg)
     loss = model(input_ids=ids, attention_mask=(labels != -100).long(), labels=labels).loss

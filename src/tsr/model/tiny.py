@@ -75,6 +75,17 @@ def tiny_model(config, seed: int = 0) -> torch.nn.Module:
     return model
 
 
+def lm_batch(rows: list[list[int]], pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Token rows padded to one width: ``(input_ids, labels)``, labels -100 on the padding."""
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
+    labels = torch.full((len(rows), width), -100, dtype=torch.long)
+    for i, r in enumerate(rows):
+        ids[i, : len(r)] = torch.tensor(r)
+        labels[i, : len(r)] = torch.tensor(r)
+    return ids, labels
+
+
 def warm_up(model: torch.nn.Module, tokenizer, texts: list[str], steps: int = 150, lr: float = 3e-3,
             batch_size: int = 16, seed: int = 0) -> torch.nn.Module:
     """A few steps of full-parameter language modelling on ``texts``.
@@ -92,12 +103,7 @@ def warm_up(model: torch.nn.Module, tokenizer, texts: list[str], steps: int = 15
     model.train()
     for _ in range(steps):
         rows = [encoded[int(i)] for i in rng.integers(0, len(encoded), size=batch_size)]
-        width = max(len(r) for r in rows)
-        ids = torch.full((len(rows), width), tokenizer.pad_token_id, dtype=torch.long)
-        labels = torch.full((len(rows), width), -100, dtype=torch.long)
-        for i, r in enumerate(rows):
-            ids[i, : len(r)] = torch.tensor(r)
-            labels[i, : len(r)] = torch.tensor(r)
+        ids, labels = lm_batch(rows, tokenizer.pad_token_id)
         loss = model(input_ids=ids, attention_mask=(labels != -100).long(), labels=labels).loss
         loss.backward()
         opt.step()

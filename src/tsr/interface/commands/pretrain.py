@@ -20,7 +20,7 @@ run's)."""
 
 def cmd_pretrain(args: argparse.Namespace, console: Console) -> int:
     from ...config import parse_override
-    from ...model.pretrain import CHECKPOINT, PretrainConfig, pretrain, read_checkpoint
+    from ...model.pretrain import CHECKPOINT, PretrainConfig, pretrain
     from ...schema import build
 
     data: dict = {}
@@ -28,18 +28,20 @@ def cmd_pretrain(args: argparse.Namespace, console: Console) -> int:
         data.update({k: v for k, v in parse_override(text).items()})
     cfg = build(PretrainConfig, data)
     out = Path(args.out)
+    if args.checkpoint_minutes is not None and args.checkpoint_minutes < 0:
+        raise TsrError(f"--checkpoint-minutes: must be >= 0, got {args.checkpoint_minutes}")
     if args.force and (out / CHECKPOINT).exists():
         (out / CHECKPOINT).unlink()  # --force starts over
     elif out.exists() and any(out.iterdir()) and not (out / CHECKPOINT).exists() and not args.force:
         raise TsrError(f"{out}: exists and is not empty; pass --force to overwrite")
-    if args.checkpoint_minutes is not None and args.checkpoint_minutes < 0:
-        raise TsrError(f"--checkpoint-minutes: must be >= 0, got {args.checkpoint_minutes}")
-    if (out / CHECKPOINT).exists():
-        step = read_checkpoint(out, cfg)["step"]  # a checkpoint of another config stops here, in one line
-        Console(stderr=True).print(f"  resuming from step {step}/{cfg.steps} ({out / CHECKPOINT})")
     err = Console(stderr=True)
+    first = []
 
     def report(step: int, loss: float) -> None:
+        if not first:  # the first step this call trains: past 1, a checkpoint was resumed
+            first.append(step)
+            if step > 1:
+                err.print(f"  resuming from step {step - 1}/{cfg.steps} ({out / CHECKPOINT})")
         if step % 250 == 0 or step == cfg.steps:
             err.print(f"  step {step}/{cfg.steps} loss {loss:.3f}")
 

@@ -109,3 +109,19 @@ def test_regime_audit_end_to_end(tiny_model, toy_stream, tmp_path, capsys):
     assert main([*argv, "--report-only"]) == 0  # nothing to train: the same report
     assert json.loads((out / "regime.json").read_text())["points"] == report["points"]
     refuse(capsys, tmp_path, ["audit", "regime", *common, "--points", str(tmp_path / "none.yaml")], "none.yaml")
+
+
+def test_near_calibrated_preset_is_the_maps_closest_point():
+    """The preset docs/claims.md's second column is measured in: the map's qkvo-100 point on the
+    bundled base (LoRA on q,k,v,o at r=16, 100 steps over N=30, lr 1e-3), config for config, so
+    its runs are the map's runs (same fingerprints)."""
+    from tsr.config import load_config
+    from tsr.experiments.regime.plan import DEFAULT_POINTS
+
+    cfg = load_config("near-calibrated", ["method.name=tsr", "seed=1"])
+    assert cfg.model.path == "bundled" and cfg.stream.source == "synth-trace"
+    assert list(cfg.lora.targets) == ["q_proj", "k_proj", "v_proj", "o_proj"] and cfg.lora.r == 16
+    assert (cfg.train.steps, cfg.train.lr, cfg.stream.budget) == (100, 1e-3, 30)
+    point = next(p for p in DEFAULT_POINTS if p.name == "qkvo-100")
+    assert cfg == load_config(None, [*point.overrides, "method.name=tsr", "seed=1"])
+    assert cfg.fingerprint() != load_config(None, ["method.name=tsr", "seed=1"]).fingerprint()

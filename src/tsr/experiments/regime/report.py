@@ -124,6 +124,7 @@ def _dist(value: float | None) -> str:
 
 def regime_figure(points: list[dict], title: str):
     from ...analysis.heatmap import _pyplot
+    from ...analysis.labels import place_labels
 
     _, plt = _pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6))
@@ -131,10 +132,12 @@ def regime_figure(points: list[dict], title: str):
     nearest = closest(points)
     panels = (("seqft_retention", "seqft_bwt", "SeqFT retention (Overall / Plas)", "SeqFT BWT"),
               ("er_bwt", "tsr_bwt", "ER BWT", "TSR BWT"))
+    panel_labels = []
     for ax, (xk, yk, xl, yl) in zip(axes, panels):
         (x0, x1), (y0, y1) = boxes[xk], boxes[yk]
         ax.add_patch(plt.Rectangle((x0, y0), x1 - x0, y1 - y0, color="#2e8b3d", alpha=0.12, lw=0,
                                    label="calibration target"))
+        labels = []
         for i, p in enumerate(points):
             x, y = p["stats"].get(xk), p["stats"].get(yk)
             if not x or not y or not x["n"] or not y["n"]:
@@ -145,14 +148,18 @@ def regime_figure(points: list[dict], title: str):
             best = p is nearest
             if best:  # the point the report names as meeting the targets or closest to them
                 ax.plot([x["mean"]], [y["mean"]], "o", ms=11, mfc="none", mec="black", mew=1.2)
-            ax.annotate(p["point"] + (" (closest)" if best else ""), (x["mean"], y["mean"]), textcoords="offset points",
-                        xytext=(4, 4), fontsize=7, color=color, fontweight="bold" if best else "normal")
+            label = (x["mean"], y["mean"], p["point"] + (" (closest)" if best else ""),
+                     {"fontsize": 7, "color": color, "fontweight": "bold" if best else "normal"})
+            labels.insert(0, label) if best else labels.append(label)  # the ringed point's label goes first
         ax.set_xlabel(xl)
         ax.set_ylabel(yl)
         ax.grid(alpha=0.2)
         ax.legend(fontsize=7, loc="lower right")
+        panel_labels.append((ax, labels))
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    for ax, labels in panel_labels:  # placed once the layout is final
+        place_labels(ax, labels)
     return fig
 
 

@@ -37,16 +37,19 @@ def test_retention_and_targets_by_hand():
     assert retention(cells["seqft"]["p"])["mean"] == pytest.approx(0.65)
     summary = point_summary(cells, "p", None)
     assert summary["stats"]["seqft_bwt"]["mean"] == pytest.approx(-0.125)
-    assert summary["targets"] == {"seqft_retention": True, "seqft_bwt": True, "er_bwt": False, "tsr_bwt": True}
+    assert summary["targets"] == {"seqft_retention": True, "seqft_bwt": True, "er_bwt": False, "tsr_bwt": True,
+                                  "relations": None}
     rows = [{"partners": {"a": {"pass": True}}, "conflicts": {"c": {"pass": False}}, "unrelated": {"pass": True}},
             {"partners": {"b": {"pass": True}}, "conflicts": {}}]
     assert count_checks(rows) == (3, 4)
     with_rel = point_summary(cells, "p", rows)
-    assert with_rel["relations"] == {"passed": 3, "total": 4, "met": False}
+    assert with_rel["relations"] == {"passed": 3, "total": 4, "met": False} and with_rel["targets"]["relations"] is False
     # distance: only ER misses, by (0.10 - 0.08) / (0.08 + 0.05) = 0.1538...
     assert summary["distance"] == pytest.approx(0.02 / 0.13)
     table = [line for line in regime_markdown([summary]).splitlines() if line.startswith("|")]
-    assert len({line.count("|") for line in table}) == 1 and table[-1].endswith("| 3/4 | 0.15 |")
+    assert len({line.count("|") for line in table}) == 1 and table[-1].endswith("| - | 3/5 | 0.15 |")
+    with_rel["targets"]["relations"] = True  # 9 of 10 checks would meet the fifth target
+    assert regime_markdown([with_rel]).splitlines()[2].endswith("| 3/4 | 4/5 | 0.15 |")
 
 
 def test_distance_and_the_closest_point_by_hand():
@@ -68,6 +71,13 @@ def test_distance_and_the_closest_point_by_hand():
     assert closest([far_but_fewer, near_but_more, unranked])["point"] == "a"
     assert closest([far_but_fewer, near_but_more, tie])["point"] == "c"
     assert closest([unranked]) is None
+    # a target not measured counts as missed: failing relation checks tie with unmeasured ones,
+    # and the distance decides; passing them puts a point ahead of both
+    failed = {"point": "e", "distance": 1.0, "targets": {"x": False, "y": True, "relations": False}}
+    unmeasured = {"point": "f", "distance": 2.0, "targets": {"x": False, "y": True, "relations": None}}
+    passed = {"point": "g", "distance": 3.0, "targets": {"x": False, "y": True, "relations": True}}
+    assert closest([failed, unmeasured])["point"] == "e"
+    assert closest([failed, unmeasured, passed])["point"] == "g"
 
 
 def test_points_files_and_plans(tmp_path):

@@ -50,9 +50,11 @@ def point_summary(cells: dict[str, dict[str, dict]], name: str, relations: list[
     out["stats"] = stats
     out["targets"] = {key: _met(stats.get(key), low, high) for _, key, low, high in TARGETS}
     out["distance"] = distance(stats)
+    out["targets"]["relations"] = None  # not measured
     if relations is not None:
         passed, total = count_checks(relations)
         out["relations"] = {"passed": passed, "total": total, "met": passed >= RELATIONS_NEEDED}
+        out["targets"]["relations"] = out["relations"]["met"]
     return out
 
 
@@ -77,9 +79,11 @@ def distance(stats: dict[str, dict]) -> float | None:
 
 def closest(points: list[dict]) -> dict | None:
     """The point that misses the fewest targets, then lies at the smallest :func:`distance`
-    (points with a missing statistic are not ranked)."""
+    (points with a missing statistic are not ranked). A target not measured counts as missed, so
+    that a point cannot come closer by being measured less: the relation checks (``--relations``)
+    are a target too."""
     ranked = [p for p in points if p.get("distance") is not None]
-    return min(ranked, key=lambda p: (sum(v is False for v in p["targets"].values()), p["distance"]),
+    return min(ranked, key=lambda p: (sum(v is not True for v in p["targets"].values()), p["distance"]),
                default=None)
 
 
@@ -100,17 +104,18 @@ def regime_markdown(points: list[dict]) -> str:
         s = p["stats"]
         covering = {m: c.get("seeds", ()) for m, c in p["methods"].items()}
         seeds = uneven(covering) or seed_label(next(iter(covering.values()), ()))
-        met = [v for v in p["targets"].values() if v is not None]
+        met = list(p["targets"].values())  # of every target, the relation checks included
         rel = p.get("relations")
         checks = f"{rel['passed']}/{rel['total']}" if rel else "-"
         overall = " | ".join(fmt(p["methods"].get(m, {}).get("overall")) for m in methods)
         lines.append(f"| {p['point']} | {seeds} | {fmt(s.get('seqft_retention'))} | {fmt(s.get('seqft_bwt'), True)} | "
                      f"{fmt(s.get('er_bwt'), True)} | {fmt(s.get('tsr_bwt'), True)} | {overall} | {checks} | "
-                     f"{sum(met)}/{len(met)} | {_dist(p.get('distance'))} |")
+                     f"{sum(v is True for v in met)}/{len(met)} | {_dist(p.get('distance'))} |")
     lines += ["", "Targets (a seed mean inside its range): "
               + "; ".join(f"{what} in [{low:+.2f}, {high:+.2f}]" for what, _, low, high in TARGETS)
-              + f"; relation checks at least {RELATIONS_NEEDED} of 10. Distance: how far the seed means lie "
-              "outside the target ranges, in range widths, summed (0: every target met)."]
+              + f"; relation checks at least {RELATIONS_NEEDED} of 10 (`--relations`; '-': not measured, "
+              "which counts as missed). Closest: the fewest targets missed, then the smallest distance: how far "
+              "the seed means lie outside the target ranges, in range widths, summed (0: every range met)."]
     best = closest(points)
     if best is not None:
         every = all(v is True for v in best["targets"].values())

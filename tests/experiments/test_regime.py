@@ -48,6 +48,8 @@ def test_retention_and_targets_by_hand():
     assert summary["distance"] == pytest.approx(0.02 / 0.13)
     table = [line for line in regime_markdown([summary]).splitlines() if line.startswith("|")]
     assert len({line.count("|") for line in table}) == 1 and table[-1].endswith("| - | 3/5 | 0.15 |")
+    nothing = point_summary({"seqft": {}}, "p", None)  # a point with no finished run yet
+    assert regime_markdown([nothing]).splitlines()[2].endswith("| - | - | - |")
     with_rel["targets"]["relations"] = True  # 9 of 10 checks would meet the fifth target
     assert regime_markdown([with_rel]).splitlines()[2].endswith("| 3/4 | 4/5 | 0.15 |")
 

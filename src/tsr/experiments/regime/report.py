@@ -110,7 +110,7 @@ def regime_markdown(points: list[dict]) -> str:
         overall = " | ".join(fmt(p["methods"].get(m, {}).get("overall")) for m in methods)
         lines.append(f"| {p['point']} | {seeds} | {fmt(s.get('seqft_retention'))} | {fmt(s.get('seqft_bwt'), True)} | "
                      f"{fmt(s.get('er_bwt'), True)} | {fmt(s.get('tsr_bwt'), True)} | {overall} | {checks} | "
-                     f"{sum(v is True for v in met)}/{len(met)} | {_dist(p.get('distance'))} |")
+                     f"{_met_count(met)} | {_dist(p.get('distance'))} |")
     lines += ["", "Targets (a seed mean inside its range): "
               + "; ".join(f"{what} in [{low:+.2f}, {high:+.2f}]" for what, _, low, high in TARGETS)
               + f"; relation checks at least {RELATIONS_NEEDED} of 10 (`--relations`; '-': not measured, "
@@ -121,6 +121,11 @@ def regime_markdown(points: list[dict]) -> str:
         every = all(v is True for v in best["targets"].values())
         lines.append(("Meets every target" if every else "Closest to the targets") + f": {best['point']}.")
     return "\n".join(lines) + "\n"
+
+
+def _met_count(met: list[bool | None]) -> str:
+    """``met/all`` (a target not measured counts as not met), ``-`` for a point with nothing measured yet."""
+    return "-" if all(v is None for v in met) else f"{sum(v is True for v in met)}/{len(met)}"
 
 
 def _dist(value: float | None) -> str:

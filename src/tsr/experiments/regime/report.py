@@ -50,11 +50,10 @@ def point_summary(cells: dict[str, dict[str, dict]], name: str, relations: list[
     out["stats"] = stats
     out["targets"] = {key: _met(stats.get(key), low, high) for _, key, low, high in TARGETS}
     out["distance"] = distance(stats)
-    out["targets"]["relations"] = None  # not measured
     if relations is not None:
         passed, total = count_checks(relations)
         out["relations"] = {"passed": passed, "total": total, "met": passed >= RELATIONS_NEEDED}
-        out["targets"]["relations"] = out["relations"]["met"]
+    out["targets"]["relations"] = out["relations"]["met"] if relations is not None else None  # None: not measured
     return out
 
 
@@ -160,7 +159,7 @@ def regime_figure(points: list[dict], title: str):
                 ax.plot([x["mean"]], [y["mean"]], "o", ms=11, mfc="none", mec="black", mew=1.2)
             label = (x["mean"], y["mean"], p["point"] + (" (closest)" if best else ""),
                      {"fontsize": 7, "color": color, "fontweight": "bold" if best else "normal"})
-            labels.insert(0, label) if best else labels.append(label)  # the ringed point's label goes first
+            labels.insert(0 if best else len(labels), label)  # the ringed point's label is placed first
         ax.set_xlabel(xl)
         ax.set_ylabel(yl)
         ax.grid(alpha=0.2)

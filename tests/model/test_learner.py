@@ -344,3 +344,32 @@ def test_output_head_on_last_hidden_states_gives_the_logits(model_factory, arch)
     if hasattr(type(config), "final_logit_softcapping") or arch == "gemma3":
         assert capped.abs().max() <= 0.5
         torch.testing.assert_close(learner.head_logits(hidden), capped, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.slow
+def test_a_process_compiles_several_adapter_configurations_without_falling_back_to_eager(tiny_model, monkeypatch):
+    """Every block of every model shares one compiled code object, and each adapter
+    configuration needs its own graphs (with and without gradients): a process that builds
+    learners of several configurations (a regime map's worker) must not hit torch's recompile
+    limit, after which the blocks would run eagerly for the rest of the process. The limit is
+    lowered to 1 here, so that one learner's second graph (the forward without gradients)
+    would exceed it without the raise."""
+    import torch._dynamo
+
+    from tsr.data.collate import Encoded
+    from tsr.model.learner import RECOMPILE_LIMIT
+
+    _needs_cpp()
+    torch._dynamo.reset()
+    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 1)
+    monkeypatch.setattr(torch._dynamo.config, "fail_on_recompile_limit_hit", True)  # a hit raises
+    try:
+        learner = learner_for(tiny_model, "model.compile=true")
+        batch = learner.encoder.collate([Encoded((5, 6, 7, 8), (12, 2))])
+        logits, _ = learner.answer_logits(batch)
+        logits.sum().backward()
+        with torch.no_grad():
+            learner.answer_logits(batch)
+        assert torch._dynamo.config.recompile_limit == RECOMPILE_LIMIT
+    finally:
+        torch._dynamo.reset()

@@ -215,9 +215,19 @@ def transformer_blocks(model: torch.nn.Module) -> list[torch.nn.Module]:
     return []
 
 
+RECOMPILE_LIMIT = 64
+"""Graphs torch keeps per compiled code object before it runs the rest eagerly. All the blocks of
+all the models a process builds share one code object (the block class's call), and each model
+configuration (adapter rank and targets, base) needs a graph per grad mode and train/eval mode.
+Torch's default of 8 is spent by the third configuration, so a long audit or grid worker that
+builds many learners (the regime map, the scale audit) would fall back to eager for the rest of
+the process; 64 leaves room for about twenty configurations, each compiled once."""
+
+
 def compile_blocks(model: torch.nn.Module, device: torch.device, setting: bool | str) -> bool:
     """Compile each transformer block in place as ``model.compile`` asks (``auto``: on the CPU
-    where a C++ compiler is installed); whether anything was compiled."""
+    where a C++ compiler is installed); whether anything was compiled. Raises torch's recompile
+    limit to :data:`RECOMPILE_LIMIT` where it is lower."""
     if setting is False or (setting == "auto" and (device.type != "cpu" or cpp_compiler() is None)):
         return False
     if device.type == "cpu" and cpp_compiler() is None:
@@ -227,6 +237,9 @@ def compile_blocks(model: torch.nn.Module, device: torch.device, setting: bool |
     if not blocks:
         raise ModelError("config key 'model.compile': found no list of transformer blocks (a module list named "
                          f"{', '.join(BLOCK_LISTS)}) to compile; set model.compile=false")
+    import torch._dynamo  # the compiler's configuration; imported only where compiling
+
+    torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, RECOMPILE_LIMIT)
     for block in blocks:
         block.compile(dynamic=True)
     return True

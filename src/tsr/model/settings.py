@@ -24,9 +24,9 @@ class ModelConfig:
 
     ``compile`` runs each transformer block (forward and backward) through ``torch.compile``
     with dynamic shapes (see :mod:`tsr.model.learner`): one compilation of one block per
-    process, then fused kernels; results agree with eager execution to float rounding, not bit
-    for bit. ``auto`` compiles on the CPU where a C++ compiler is installed and runs eager
-    everywhere else.
+    adapter configuration per process, then fused kernels; results agree with eager execution
+    to float rounding, not bit for bit. ``auto`` compiles on the CPU where a C++ compiler is
+    installed and runs eager everywhere else.
     """
 
     path: str = "bundled"
@@ -55,9 +55,9 @@ class ModelConfig:
     """torch CPU threads (0 = torch's default)"""
     compile: bool | Literal["auto"] = setting(False, neutral=False)
     """`true`: each transformer block is compiled in place (`torch.compile(dynamic=True)`, regional
-    compilation: the model's blocks share one graph, so a process compiles one block), and the
-    batch forwards (training, evaluation, teachers, signatures) run through them; `auto`: only
-    on the CPU where a C++ compiler is installed. Results agree with eager ones to float
+    compilation: the model's blocks share one graph, so a process compiles one block for each
+    adapter configuration), and the batch forwards (training, evaluation, teachers, signatures)
+    run through them; `auto`: only on the CPU where a C++ compiler is installed. Results agree with eager ones to float
     rounding, not bit for bit, so a compiled run has its own fingerprint. Calls made while a
     method has a forward hook on the model (GainLoRA's GPM and gates, branch and wavelet adapters)
     and greedy decoding run eager. `bench/compile.py` measures the gain"""

@@ -347,7 +347,7 @@ def test_output_head_on_last_hidden_states_gives_the_logits(model_factory, arch)
 
 
 @pytest.mark.slow
-def test_a_process_compiles_several_adapter_configurations_without_falling_back_to_eager(tiny_model, monkeypatch):
+def test_compiled_blocks_keep_their_graphs_past_torchs_default_recompile_limit(tiny_model, monkeypatch):
     """Every block of every model shares one compiled code object, and each adapter
     configuration needs its own graphs (with and without gradients): a process that builds
     learners of several configurations (a regime map's worker) must not hit torch's recompile

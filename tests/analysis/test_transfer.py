@@ -54,7 +54,9 @@ def test_relation_checks():
     (row,) = check_relations(m, kinds, relations)
     assert not row["partners"]["u"]["pass"]
     md = relations_markdown([row])
-    assert "| t | p | partner | u |" in md and "| FAIL |" in md and "| conflict | c |" in md
+    # the best source carries its own benefit: p's mean gain (0.20 + 0.16) / 2
+    assert row["best_benefit"] == pytest.approx(0.18)
+    assert "| t | p (+0.180) | partner | u |" in md and "| FAIL |" in md and "| conflict | c |" in md
     # a contrast is reported with its measured benefit but neither passes nor fails, and is not
     # counted among the unrelated sources
     relations = {"p": {"t": "partner"}, "c": {"t": "contrast"}, "u": {"t": "unrelated"}}

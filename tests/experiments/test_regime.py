@@ -11,7 +11,8 @@ from tsr.interface.cli import main
 from tsr.engine.compare import Point
 from tsr.errors import ConfigError
 from tsr.experiments.regime.plan import RegimePoint, plan_points, read_points
-from tsr.experiments.regime.report import closest, count_checks, distance, point_summary, regime_markdown, retention
+from tsr.experiments.regime.report import (closest, count_checks, distance, point_summary, regime_markdown,
+                                          relations_detail, retention)
 
 TINY = ["train.steps=4", "stream.budget=8", "stream.replay_per_task=4", "stream.test_cap=6", "model.threads=1",
         "model.compile=false"]
@@ -43,7 +44,8 @@ def test_retention_and_targets_by_hand():
             {"partners": {"b": {"pass": True}}, "conflicts": {}}]
     assert count_checks(rows) == (3, 4)
     with_rel = point_summary(cells, "p", rows)
-    assert with_rel["relations"] == {"passed": 3, "total": 4, "met": False} and with_rel["targets"]["relations"] is False
+    assert with_rel["relations"] == {"passed": 3, "total": 4, "met": False, "rows": rows}
+    assert with_rel["targets"]["relations"] is False
     # distance: only ER misses, by (0.10 - 0.08) / (0.08 + 0.05) = 0.1538...
     assert summary["distance"] == pytest.approx(0.02 / 0.13)
     table = [line for line in regime_markdown([summary]).splitlines() if line.startswith("|")]
@@ -52,6 +54,25 @@ def test_retention_and_targets_by_hand():
     assert regime_markdown([nothing]).splitlines()[2].endswith("| - | - | - |")
     with_rel["targets"]["relations"] = True  # 9 of 10 checks would meet the fifth target
     assert regime_markdown([with_rel]).splitlines()[2].endswith("| 3/4 | 4/5 | 0.15 |")
+
+
+def test_relation_details_show_a_partner_passing_beside_a_harmful_best():
+    """regime.md lists each point's checks with the column's best source and its benefit: here
+    every source hurts t, the unrelated u least (-0.04), so the partner p (-0.05 ± 0.02) passes
+    C4's one-standard-error rule without helping; the conflict c passes (-0.20 + 2 x 0.03 < 0);
+    the unrelated check fails (|-0.04| is not below the partner's -0.05): 2 of 3."""
+    from tsr.analysis.transfer import check_relations
+
+    matrix = {"t": {"p": {"mean": -0.05, "se": 0.02}, "u": {"mean": -0.04, "se": 0.01},
+                    "c": {"mean": -0.20, "se": 0.03}}}
+    rows = check_relations(matrix, {"t": "classification"}, {"p": {"t": "partner"}, "c": {"t": "conflict"}})
+    cells = {"seqft": {"p1": _cell({0: (0.3, 0.5, -0.1)})}}
+    points = [point_summary(cells, "p1", rows), point_summary(cells, "p2", None)]
+    detail = relations_detail(points)
+    assert "### p1: 2 of 3 checks" in detail and "p2" not in detail
+    assert "| t | u (-0.040) | partner | p | -0.050 ± 0.020 | pass |" in detail
+    assert "| t | u (-0.040) | unrelated (mean abs) | all | 0.040 vs partners -0.050 | FAIL |" in detail
+    assert relations_detail([points[1]]) == ""  # no point measured: no section
 
 
 def test_distance_and_the_closest_point_by_hand():

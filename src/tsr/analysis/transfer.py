@@ -151,7 +151,8 @@ def check_relations(matrix: dict[str, dict[str, dict]], kinds: dict[str, str],
         if not partners and not conflicts and not contrasts:
             continue
         top = benefit(cells[best[target]]["mean"], kind)
-        row = {"target": target, "best": best[target], "partners": {}, "conflicts": {}, "contrasts": {}}
+        row = {"target": target, "best": best[target], "best_benefit": top, "partners": {}, "conflicts": {},
+               "contrasts": {}}
         for s in partners:
             b, se = benefit(cells[s]["mean"], kind), cells[s]["se"]
             row["partners"][s] = {"benefit": b, "se": se, "pass": s == best[target] or top - b <= se}
@@ -204,18 +205,21 @@ def matrix_csv(matrix: dict[str, dict[str, dict]], kinds: dict[str, str]) -> str
 
 
 def relations_markdown(rows: list[dict]) -> str:
-    """The designed relations against the measured matrix, one line per designed cell."""
+    """The designed relations against the measured matrix, one line per designed cell. The best
+    source carries its own benefit: where it is harmful, a partner passes the one-standard-error
+    rule without helping."""
     lines = ["| target | best source | designed | source | benefit ± se | check |", "|---|---|---|---|---|---|"]
     mark = {True: "pass", False: "FAIL", None: "— (no designed sign)"}
     for row in rows:
+        best = f"{row['best']} ({_f(row['best_benefit'])})" if "best_benefit" in row else row["best"]
         for relation, cells in (("partner", row["partners"]), ("conflict", row["conflicts"]),
                                 ("contrast", row.get("contrasts", {}))):
             for source, c in cells.items():
-                lines.append(f"| {row['target']} | {row['best']} | {relation} | {source} | {_f(c['benefit'])} ± "
+                lines.append(f"| {row['target']} | {best} | {relation} | {source} | {_f(c['benefit'])} ± "
                              f"{_f(c['se'], False)} | {mark[c['pass']]} |")
         if "unrelated" in row:
             u = row["unrelated"]
-            lines.append(f"| {row['target']} | {row['best']} | unrelated (mean abs) | all | "
+            lines.append(f"| {row['target']} | {best} | unrelated (mean abs) | all | "
                          f"{_f(u['mean_abs_benefit'], False)} vs partners {_f(u['partner_mean_benefit'])} | "
                          f"{mark[u['pass']]} |")
     return "\n".join(lines) + "\n"

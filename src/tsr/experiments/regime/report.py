@@ -3,13 +3,15 @@ regime.json, regime.md and regime.png.
 
 Per point: SeqFT's retention (Overall / Plas, taken per seed, then mean ± std), every
 method's Overall and BWT (mean ± std over seeds), the relation checks passed where the probe
-ran, and each calibration target as met or not (a target is met when its seed mean lies in
-its range). Where no point meets every target, the *closest* is the one with the fewest targets
-missed, then the smallest distance (:func:`distance`: how far each seed mean lies outside its
-range, in units of that range's width, summed over the targets). This rule was fixed when the
-first single-seed points were already known and before the 3-seed map was read. The figure is the map at a glance: SeqFT's retention against its BWT (left), ER's
-BWT against TSR's (right), each point with its spread over seeds and the target box shaded;
-the closest point is ringed.
+ran (regime.md lists each check under the table, with the column's best source and its
+benefit), and each calibration target as met or not (a target is met when its seed mean lies
+in its range). Where no point meets every target, the *closest* is the one with the fewest
+targets missed, then the smallest distance (:func:`distance`: how far each seed mean lies
+outside its range, in units of that range's width, summed over the targets). This rule was
+fixed when the first single-seed points were already known and before the 3-seed map was
+read. The figure is the map at a glance: SeqFT's retention against its BWT (left), ER's BWT
+against TSR's (right), each point with its spread over seeds and the target box shaded; the
+closest point is ringed.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def point_summary(cells: dict[str, dict[str, dict]], name: str, relations: list[
     out["distance"] = distance(stats)
     if relations is not None:
         passed, total = count_checks(relations)
-        out["relations"] = {"passed": passed, "total": total, "met": passed >= RELATIONS_NEEDED}
+        out["relations"] = {"passed": passed, "total": total, "met": passed >= RELATIONS_NEEDED, "rows": relations}
     out["targets"]["relations"] = out["relations"]["met"] if relations is not None else None  # None: not measured
     return out
 
@@ -122,6 +124,16 @@ def regime_markdown(points: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def relations_detail(points: list[dict]) -> str:
+    """Each point's relation checks, one table a point (as the probe's relations.md), for the
+    points where they were measured; empty when none was."""
+    from ...analysis.transfer import relations_markdown
+
+    parts = [f"### {p['point']}: {p['relations']['passed']} of {p['relations']['total']} checks\n\n"
+             + relations_markdown(p["relations"]["rows"]) for p in points if p.get("relations")]
+    return "\n## Relation checks per point\n\n" + "\n".join(parts) if parts else ""
+
+
 def _met_count(met: list[bool | None]) -> str:
     """``met/all`` (a target not measured counts as not met), ``-`` for a point with nothing measured yet."""
     return "-" if all(v is None for v in met) else f"{sum(v is True for v in met)}/{len(met)}"
@@ -176,6 +188,6 @@ def write_regime_report(out: Path, points: list[dict], title: str, command: str 
     best = closest(points)
     summary = {"points": points, "closest": best["point"] if best else None, "targets": [{"what": w, "statistic": k, "low": lo, "high": hi}
                                              for w, k, lo, hi in TARGETS], "relations_needed": RELATIONS_NEEDED}
-    return write_report_files(out, "regime", f"Regime map · {title}", summary, regime_markdown(points),
-                              regime_figure(points, title), command)
+    return write_report_files(out, "regime", f"Regime map · {title}", summary,
+                              regime_markdown(points) + relations_detail(points), regime_figure(points, title), command)
 

@@ -211,7 +211,7 @@ def relations_markdown(rows: list[dict]) -> str:
     lines = ["| target | best source | designed | source | benefit ± se | check |", "|---|---|---|---|---|---|"]
     mark = {True: "pass", False: "FAIL", None: "— (no designed sign)"}
     for row in rows:
-        best = f"{row['best']} ({_f(row['best_benefit'])})" if "best_benefit" in row else row["best"]
+        best = f"{row['best']} ({_f(row['best_benefit'])})"
         for relation, cells in (("partner", row["partners"]), ("conflict", row["conflicts"]),
                                 ("contrast", row.get("contrasts", {}))):
             for source, c in cells.items():

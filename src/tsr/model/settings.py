@@ -58,9 +58,10 @@ class ModelConfig:
     compilation: the model's blocks share one graph, so a process compiles one block for each
     adapter configuration), and the batch forwards (training, evaluation, teachers, signatures)
     run through them; `auto`: only on the CPU where a C++ compiler is installed. Results agree
-    with eager ones to float rounding, not bit for bit, so a compiled run has its own fingerprint. Calls made while a
-    method has a forward hook on the model (GainLoRA's GPM and gates, branch and wavelet adapters)
-    and greedy decoding run eager. `bench/compile.py` measures the gain"""
+    with eager ones to float rounding, not bit for bit, so a compiled run has its own
+    fingerprint. Calls made while a method has a forward hook on the model (GainLoRA's GPM and
+    gates, branch and wavelet adapters) and greedy decoding run eager. `bench/compile.py`
+    measures the gain"""
 
     gradient_checkpointing: bool = setting(False, result=False)
     """recompute each transformer block's activations in the backward pass instead of keeping

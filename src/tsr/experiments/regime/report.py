@@ -23,6 +23,7 @@ from ...analysis.cells import cell_seeds, fmt
 from ...analysis.report_files import write_report_files
 from ...analysis.seeds import seed_label, uneven
 from ...analysis.table import mean_std
+from ...analysis.transfer import relations_markdown
 from .plan import RELATIONS_NEEDED, TARGETS
 
 
@@ -127,8 +128,6 @@ def regime_markdown(points: list[dict]) -> str:
 def relations_detail(points: list[dict]) -> str:
     """Each point's relation checks, one table a point (as the probe's relations.md), for the
     points where they were measured; empty when none was."""
-    from ...analysis.transfer import relations_markdown
-
     parts = [f"### {p['point']}: {p['relations']['passed']} of {p['relations']['total']} checks\n\n"
              + relations_markdown(p["relations"]["rows"]) for p in points if p.get("relations")]
     return "\n## Relation checks per point\n\n" + "\n".join(parts) if parts else ""

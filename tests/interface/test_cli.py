@@ -130,6 +130,17 @@ def test_every_command_has_help_with_an_example():
         assert "example" in sub.format_help(), name
 
 
+def test_the_budget_audit_help_names_every_arm_it_accepts():
+    """The --arms help is the list a user picks from: an arm the audit accepts but the help omits
+    (pooled and init were, once) is an arm nobody runs."""
+    from tsr.experiments.budget.plan import ARMS
+
+    audit = build_parser()._subparsers._group_actions[0].choices["audit"]
+    budget = audit._subparsers._group_actions[0].choices["budget"]
+    arms_help = next(a.help for a in budget._actions if "--arms" in a.option_strings)
+    assert all(arm in arms_help for arm in ARMS), arms_help
+
+
 def test_config_items_may_sit_between_and_after_options(capsys):
     """`tsr probe key=v --arms x key2=w`: every item is kept in order (argparse alone refused the
     second run of items), and an unknown option is still refused."""

@@ -16,11 +16,14 @@ from .common import SEEDS, add_audit, arm_progress, command_line, print_saved
 EXAMPLES = """examples:
   tsr audit budget --seeds 0,1,2,3,4 --workers 2                     # every task, N = 10,20,50,100,200 and 500
   tsr audit budget --targets arith-cm --sources arith-ds --arms target,mixed,random --seeds 0,1,2
+  tsr audit budget --targets stance --sources policy --arms target,mixed,random,pooled,init --seeds 0,1,2,3,4
   tsr audit budget --budgets 10,30,100 --n-max 300 --seeds 0,1 train.steps=200 stream.test_cap=100
 Each budget's arms live in the probe folder of that budget (tsr probe stream.budget=N), so saved
 arms are reused and a rerun resumes; the report (budget.json, budget.md, budget.png) goes to
 <out_dir>/audit-budget-<stream>-<fingerprint> (or --out). With mixed or random arms it also
-converts their gains into equivalent target examples through S_t(N) (label efficiency)."""
+converts their gains into equivalent target examples through S_t(N) (label efficiency); pooled is
+uniform ER (the target mixed 50/50 with every other task's pool), init starts from the source's trained
+adapter."""
 
 BUDGETS = Default("tsr.experiments.budget.plan:DEFAULT_BUDGETS")
 N_MAX = Default("tsr.experiments.budget.plan:N_MAX")
@@ -72,7 +75,8 @@ def add_parser(audits) -> None:
     option(q, "--seeds", fallback=SEEDS, help="comma-separated seeds (default %(fallback)s)")
     q.add_argument("--targets", help="comma-separated target tasks (default: all)")
     q.add_argument("--sources", help="comma-separated sources of the mixed arms (default: all; the random arm draws from all)")
-    q.add_argument("--arms", help="comma-separated arms: target, mixed, random (default: target)")
+    q.add_argument("--arms", help="comma-separated arms: target, mixed, random, pooled (uniform ER), init "
+                   "(default: target)")
     add_workers(q)
     q.add_argument("--out", help="report folder (default: <out_dir>/audit-budget-<stream>-<fingerprint>)")
     add_uneven_seeds(q)

@@ -262,3 +262,57 @@ def test_probe_with_random_arm_and_a_fixed_full_size_reports_the_arm_table(tiny_
     assert table["oracle"]["mean"] <= table["oracle-max"]["mean"]
     assert table["full"]["n"] == 2 and table["random"]["n"] == 2
     assert (out / "arm-table.md").is_file() and (out / "arm-table.csv").is_file()
+
+
+def test_a_budget_sweep_trains_each_source_adapter_once_and_shares_it(tiny_model, toy_stream, tmp_path, monkeypatch):
+    """The init arm's theta_J is J's training on its whole pool, whatever N: the sweep trains it at
+    its first budget and copies it into the other budgets' folders, and the copy is the adapter
+    a sweep of that budget alone trains for itself (so its init arms score the same)."""
+    import tsr.experiments.probe.run as probe_run
+
+    trained = []
+    work = probe_run._work
+
+    def counting(worker, job, emit):
+        if job.arm == "source":
+            trained.append((job.target, job.seed, worker.folder.parent.name))
+        return work(worker, job, emit)
+
+    monkeypatch.setattr(probe_run, "_work", counting)
+
+    def sweep(out: str, budgets: str) -> list:
+        assert main(["audit", "budget", "paper", f"model.path={tiny_model}", f"stream.source={toy_stream}",
+                     f"out_dir={tmp_path / out}", *TINY, "--budgets", budgets, "--n-max", "4", "--seeds", "0",
+                     "--targets", "parity", "--sources", "vowel", "--arms", "target,init", "--workers", "1",
+                     "--out", str(tmp_path / f"{out}-audit")]) == 0
+        return sorted((tmp_path / out).glob("probe-*"))
+
+    folders = sweep("shared", "2")
+    assert len(folders) == 2 and len(trained) == 1  # one source, one seed: one training for both budgets
+    cached = [f / "sources" / "vowel__s0.safetensors" for f in folders]
+    assert cached[0].read_bytes() == cached[1].read_bytes()
+    # the budget-4 folder alone, in a fresh out_dir, trains the same adapter and scores the same arm
+    alone = sweep("alone", "4")
+    assert len(alone) == 1 and len(trained) == 2 and alone[0].name in {f.name for f in folders}
+    assert (alone[0] / "sources" / "vowel__s0.safetensors").read_bytes() == cached[0].read_bytes()
+    arm = "arms/parity__init_vowel__s0.json"
+    shared_arm = json.loads((tmp_path / "shared" / alone[0].name / arm).read_text())
+    assert json.loads((alone[0] / arm).read_text())["acc"] == shared_arm["acc"]
+    assert json.loads((alone[0] / arm).read_text())["loss"] == shared_arm["loss"]
+
+
+def test_source_adapters_are_shared_only_from_folders_of_the_same_data(tiny_model, toy_stream, tmp_path):
+    """A folder whose arms were trained on other data (its data.json digest differs) lends
+    nothing: its cached adapter would be theta_J of other examples."""
+    cfg = load_config("paper", [f"model.path={tiny_model}", f"stream.source={toy_stream}", "stream.budget=3", *TINY])
+    jobs = [Job("parity", "target", 0), Job("parity", "init", 0, "vowel")]
+    stale = tmp_path / "stale"
+    (stale / "sources").mkdir(parents=True)
+    (stale / "sources" / "vowel__s0.safetensors").write_bytes(b"not the adapter of this data")
+    (stale / "data.json").write_text(json.dumps({"digest": "other"}))
+    run_probe(cfg, jobs, tmp_path / "a", share_sources=[stale])
+    trained = (tmp_path / "a" / "sources" / "vowel__s0.safetensors").read_bytes()
+    assert trained != b"not the adapter of this data"
+    # a folder of the same data lends its adapter, which is then not trained again
+    run_probe(cfg, [Job("parity", "target", 0)], tmp_path / "b", share_sources=[tmp_path / "a", stale])
+    assert (tmp_path / "b" / "sources" / "vowel__s0.safetensors").read_bytes() == trained

@@ -26,7 +26,9 @@ def run_budget(cfg: RunConfig, stream: Stream, plan: BudgetPlan, workers: int = 
             if progress:
                 progress({**result, "budget": n}, base + done, total)
 
-        arms = run_probe(at_budget(cfg, n), jobs, dirs[n], workers, step, (), executor)
+        # the source adapters of the carrier arms do not depend on N: each is trained once per sweep
+        others = [dirs[m] for m in plan.budgets if m != n]
+        arms = run_probe(at_budget(cfg, n), jobs, dirs[n], workers, step, (), executor, share_sources=others)
         found[n] = _of_plan(arms, stream, plan)
         offset += len(jobs)
     return found

@@ -18,7 +18,8 @@ theta_J is the source's SeqFT training from the same seed's shared initialisatio
 whole training pool for ``train.steps`` steps: exactly the probe's ``full`` arm of J with
 M = J's pool (:func:`tsr.experiments.probe.plan.source_job`). It is saved once per (source, seed) as
 ``<probe folder>/sources/<source>__s<seed>.safetensors`` (atomic write), so every init and
-anchor arm of that source and seed reuses it and a rerun does not train it again.
+anchor arm of that source and seed reuses it and a rerun does not train it again; the budget
+sweep copies it between the probe folders of its budgets (:func:`share_sources`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import torch
 from safetensors import SafetensorError
 from safetensors.torch import load_file
 
-from ...atomic import write_tensors
+from ...atomic import write_bytes, write_tensors
 from ...methods.l2_anchor import MU
 from ...cl.memory import TaskRecord
 from ...data.example import Task
@@ -55,6 +56,21 @@ def source_path(folder: Path, source: str, seed: int) -> Path:
 
 def save_source(path: Path, state: State) -> None:
     write_tensors(path, state)
+
+
+def share_sources(folders: list[Path], into: Path) -> list[Path]:
+    """Copy into ``into`` (a probe folder) every cached source adapter that one of ``folders``
+    holds and ``into`` lacks (atomic writes); return the copies. theta_J depends on the source,
+    the seed and the training config, never on the target budget (:func:`source_job` trains it
+    on J's whole pool), so the probe folders of one budget sweep can share one training of each."""
+    copied = []
+    for folder in folders:
+        for path in sorted((Path(folder) / SOURCES_DIR).glob("*.safetensors")):
+            target = Path(into) / SOURCES_DIR / path.name
+            if not target.is_file():
+                write_bytes(target, path.read_bytes())
+                copied.append(target)
+    return copied
 
 
 def load_source(path: Path, device: torch.device | str = "cpu") -> State:

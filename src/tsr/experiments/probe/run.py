@@ -158,6 +158,14 @@ def _work(worker: Worker, job: Job, emit) -> dict:
     return result
 
 
+def _digest(path: Path) -> str | None:
+    """The data digest a probe folder's ``data.json`` records (None: none readable)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8")).get("digest")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def _saved(path: Path, checkpoints: tuple[int, ...]) -> bool:
     """An arm is done when its file exists and holds every checkpoint asked for now."""
     if not path.is_file():
@@ -170,9 +178,12 @@ def _saved(path: Path, checkpoints: tuple[int, ...]) -> bool:
 
 def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
               progress: Callable[[dict, int, int], None] | None = None,
-              checkpoints: Iterable[int] = (), executor: Executor | None = None) -> list[dict]:
+              checkpoints: Iterable[int] = (), executor: Executor | None = None,
+              share_sources: Iterable[Path] = ()) -> list[dict]:
     """Run the jobs not yet saved under ``out/arms`` (each also scored after ``checkpoints``
-    steps), on local worker processes or on Ray (``executor``); return every result saved there."""
+    steps), on local worker processes or on Ray (``executor``); return every result saved there.
+    ``share_sources``: probe folders of the same config but another budget, whose cached source
+    adapters (those of the same data) are copied in rather than trained again."""
     checkpoints = tuple(sorted(set(checkpoints)))
     bad = [s for s in checkpoints if not 1 <= s < cfg.train.steps]
     if bad:
@@ -218,6 +229,8 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
         threads = cfg.model.threads
     setup = (cfg, threads, checkpoints, str(arms_dir.resolve()))
     # the source adapters the carrier arms need, trained first (once each), then every arm
+    same_data = [f for f in map(Path, share_sources) if _digest(f / "data.json") == digest]
+    ca.share_sources(same_data, Path(out))
     needed = dict.fromkeys((j.source, j.seed) for j in todo if j.arm in ca.CARRIERS)
     missing = [Job(s, "source", seed) for s, seed in needed
                if not ca.source_path(Path(out) / ca.SOURCES_DIR, s, seed).is_file()]

@@ -314,5 +314,7 @@ def test_source_adapters_are_shared_only_from_folders_of_the_same_data(tiny_mode
     trained = (tmp_path / "a" / "sources" / "vowel__s0.safetensors").read_bytes()
     assert trained != b"not the adapter of this data"
     # a folder of the same data lends its adapter, which is then not trained again
-    run_probe(cfg, [Job("parity", "target", 0)], tmp_path / "b", share_sources=[tmp_path / "a", stale])
-    assert (tmp_path / "b" / "sources" / "vowel__s0.safetensors").read_bytes() == trained
+    run_probe(cfg, [Job("parity", "target", 0)], tmp_path / "b", share_sources=[tmp_path / "a"])
+    assert not (tmp_path / "b" / "sources").exists()  # no carrier arm to run: nothing copied
+    run_probe(cfg, jobs, tmp_path / "c", share_sources=[stale, tmp_path / "a"])
+    assert (tmp_path / "c" / "sources" / "vowel__s0.safetensors").read_bytes() == trained

@@ -25,6 +25,7 @@ sweep copies it between the probe folders of its budgets (:func:`share_sources`)
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Iterable
 
 import torch
 from safetensors import SafetensorError
@@ -58,18 +59,18 @@ def save_source(path: Path, state: State) -> None:
     write_tensors(path, state)
 
 
-def share_sources(folders: list[Path], into: Path) -> list[Path]:
-    """Copy into ``into`` (a probe folder) every cached source adapter that one of ``folders``
-    holds and ``into`` lacks (atomic writes); return the copies. theta_J depends on the source,
+def share_sources(folders: list[Path], into: Path, wanted: Iterable[tuple[str, int]]) -> list[Path]:
+    """Copy into ``into`` (a probe folder) each wanted (source, seed) adapter it lacks and one of
+    ``folders`` has cached (atomic writes); return the copies. theta_J depends on the source,
     the seed and the training config, never on the target budget (:func:`source_job` trains it
     on J's whole pool), so the probe folders of one budget sweep can share one training of each."""
     copied = []
-    for folder in folders:
-        for path in sorted((Path(folder) / SOURCES_DIR).glob("*.safetensors")):
-            target = Path(into) / SOURCES_DIR / path.name
-            if not target.is_file():
-                write_bytes(target, path.read_bytes())
-                copied.append(target)
+    for source, seed in wanted:
+        target = source_path(Path(into) / SOURCES_DIR, source, seed)
+        found = [p for p in (source_path(Path(f) / SOURCES_DIR, source, seed) for f in folders) if p.is_file()]
+        if found and not target.is_file():
+            write_bytes(target, found[0].read_bytes())
+            copied.append(target)
     return copied
 
 

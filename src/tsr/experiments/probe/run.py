@@ -229,9 +229,9 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
         threads = cfg.model.threads
     setup = (cfg, threads, checkpoints, str(arms_dir.resolve()))
     # the source adapters the carrier arms need, trained first (once each), then every arm
-    same_data = [f for f in map(Path, share_sources) if _digest(f / "data.json") == digest]
-    ca.share_sources(same_data, Path(out))
     needed = dict.fromkeys((j.source, j.seed) for j in todo if j.arm in ca.CARRIERS)
+    same_data = [f for f in map(Path, share_sources) if _digest(f / "data.json") == digest]
+    ca.share_sources(same_data, Path(out), needed)
     missing = [Job(s, "source", seed) for s, seed in needed
                if not ca.source_path(Path(out) / ca.SOURCES_DIR, s, seed).is_file()]
     run_pool(_setup, setup, _work, missing, workers, lambda _: None, executor=executor, cpus_per_run=threads)

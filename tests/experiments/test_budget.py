@@ -318,3 +318,16 @@ def test_source_adapters_are_shared_only_from_folders_of_the_same_data(tiny_mode
     assert not (tmp_path / "b" / "sources").exists()  # no carrier arm to run: nothing copied
     run_probe(cfg, jobs, tmp_path / "c", share_sources=[stale, tmp_path / "a"])
     assert (tmp_path / "c" / "sources" / "vowel__s0.safetensors").read_bytes() == trained
+
+
+def test_every_fixed_arm_colour_stands_apart_from_the_mixed_arms_palette():
+    """pooled was once drawn in an orange a hair from the first mixed arm's: two arms, one colour."""
+    from matplotlib.colors import to_rgb
+
+    from tsr.experiments.budget.report import FIXED, _palette
+
+    palette = [to_rgb(c) for c in _palette()]
+    for arm, colour in FIXED.items():
+        rgb = to_rgb(colour)
+        nearest = min(sum((a - b) ** 2 for a, b in zip(rgb, p)) ** 0.5 for p in palette)
+        assert nearest > 0.2, (arm, colour, nearest)  # the old orange was 0.19 from tab10's

@@ -24,8 +24,17 @@ def _spread(by_seed: dict[int, float]) -> dict:
     return {"mean": found.mean, "std": std, "se": found.se, "n": found.n, "covers": sorted(by_seed)}
 
 
-# the arms drawn in fixed colours (no green: N_max); the mixed and init arms take the palette
-FIXED = {"oracle": "#7b3fa0", "random": "#777777", "pooled": "#d9822b"}
+# the arms drawn in fixed colours (no green: N_max); the mixed and init arms take PALETTE, tab10's
+# blue, orange, red, brown, olive and cyan, none of which is a fixed arm's (pooled is tab10's pink)
+FIXED = {"oracle": "#7b3fa0", "random": "#777777", "pooled": "#e377c2"}
+PALETTE = (0, 1, 3, 5, 8, 9)
+
+
+def _palette() -> list:
+    import matplotlib
+
+    tab10 = matplotlib.colormaps["tab10"]
+    return [tab10(i) for i in PALETTE]
 
 
 def _label(a: dict) -> str:
@@ -128,8 +137,7 @@ def budget_figure(summary: dict, order: list[str], title: str):
     cols = min(4, len(targets))
     rows = -(-len(targets) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(max(4.4, 3.3 * cols), 2.9 * rows + 0.8), squeeze=False)
-    tab10 = matplotlib.colormaps["tab10"]
-    palette = [tab10(i) for i in (0, 1, 3, 5, 8, 9)]  # no green (N_max), purple (oracle) or grey (random)
+    palette = _palette()
     for ax, t in zip(axes.flat, targets):
         r = summary["targets"][t]
         ns = [int(n) for n in r["curve"]]
@@ -192,8 +200,7 @@ def gains_figure(summary: dict, order: list[str], title: str):
     cols = min(4, len(targets))
     rows = -(-len(targets) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(max(4.4, 3.3 * cols), 2.9 * rows + 0.8), squeeze=False)
-    tab10 = matplotlib.colormaps["tab10"]
-    palette = [tab10(i) for i in (0, 1, 3, 5, 8, 9)]
+    palette = _palette()
     for ax, t in zip(axes.flat, targets):
         r = summary["targets"][t]
         mixed = sorted(label for label in r["arms"] if label.startswith(("mixed:", "init:")))

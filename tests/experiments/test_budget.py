@@ -219,6 +219,11 @@ def test_audit_budget_runs_resumes_and_reports(tiny_model, toy_stream, tmp_path,
     assert stamp == {p: p.stat().st_mtime_ns for p in tmp_path.glob("runs/probe-*/arms/*.json")}
     assert main([*args, "--report-only"]) == 0
     assert json.loads((tmp_path / "audit" / "budget.json").read_text())["targets"] == summary["targets"]
+    # a report of fewer arms than the folders hold draws only those (random is saved at every budget)
+    fewer = [*args[: args.index("--arms") + 1], "target,mixed", *args[args.index("--arms") + 2:]]
+    assert main([*fewer, "--report-only"]) == 0
+    assert set(json.loads((tmp_path / "audit" / "budget.json").read_text())["targets"]["parity"]["arms"]) == {
+        "mixed:vowel", "oracle"}
     # the arm table of one of those folders
     assert main(["audit", "arms", str(folders[0])]) == 0
     assert json.loads((folders[0] / "arm-table.json").read_text())["parity"]["random"]["n"] == 2

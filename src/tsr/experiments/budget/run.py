@@ -46,7 +46,9 @@ def saved_arms(cfg: RunConfig, stream: Stream, plan: BudgetPlan) -> dict[int, li
 
 
 def _of_plan(arms: list[dict], stream: Stream, plan: BudgetPlan) -> list[dict]:
-    """The arms of the plan's targets, and of its sources for mixed arms: a probe folder may hold
-    mixed arms of other sources at some budgets only, which would make the oracle uneven over N."""
-    return [a for a in arms if a["target"] in plan.targets and a["source"] in (None, *stream.names)
+    """The arms of the plan's targets and arms, and of its sources for mixed arms: a probe folder
+    may hold mixed arms of other sources, or arms the sweep does not ask for, at some budgets
+    only, which would make the oracle uneven over N and draw an arm at a few budgets."""
+    return [a for a in arms if a["target"] in plan.targets and a["arm"] in plan.arms
+            and a["source"] in (None, *stream.names)
             and (a["arm"] != "mixed" or plan.sources is None or a["source"] in plan.sources)]

@@ -161,6 +161,12 @@ def test_probe_folder_refuses_arms_of_other_data(tiny_model, tmp_path):
     write_toy_stream(tmp_path / "data", seed=1)  # same files, other examples
     with pytest.raises(ConfigError, match="other data"):
         run_probe(cfg, jobs, tmp_path / "p")
+    write_toy_stream(tmp_path / "data")  # the arms' data again: the folder is usable
+    assert len(run_probe(cfg, jobs, tmp_path / "p")) == 1
+    for damaged in ("{", "[]", '{"stream": "x"}'):  # cut short, not a record, no digest
+        (tmp_path / "p" / "data.json").write_text(damaged)
+        with pytest.raises(ConfigError, match=r"data\.json: not a readable record of the data"):
+            run_probe(cfg, jobs, tmp_path / "p")
 
 
 def test_probe_follows_stream_order_and_shares_arms_across_orders(tiny_model, toy_stream, tmp_path, capsys):

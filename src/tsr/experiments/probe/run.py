@@ -201,10 +201,15 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
     for job in jobs:  # a budget over the pool fails here, before anything is written
         arm_examples(every.task(job.target), cfg.stream.budget, job.arm, job.seed, job.size)
     data = Path(out) / "data.json"
-    if data.is_file() and json.loads(data.read_text(encoding="utf-8")).get("digest") != digest:
-        # the same config over other examples (a changed generator or data files)
-        raise ConfigError(f"{out}: holds probe arms of other data (the stream's examples differ from "
-                          f"those its arms were trained on; see {data.name}); choose another --out")
+    if data.is_file():
+        recorded = _digest(data)
+        if recorded is None:  # written by a probe atomically, so edited or damaged since
+            raise ConfigError(f"{data}: not a readable record of the data its arms were trained on "
+                              "(JSON with a 'digest'); restore it or choose another --out")
+        if recorded != digest:
+            # the same config over other examples (a changed generator or data files)
+            raise ConfigError(f"{out}: holds probe arms of other data (the stream's examples differ from "
+                              f"those its arms were trained on; see {data.name}); choose another --out")
     arms_dir.mkdir(parents=True, exist_ok=True)
     remove_leftovers(arms_dir)  # temporary files of arms a kill interrupted
     remove_leftovers(Path(out) / ca.SOURCES_DIR)

@@ -6,10 +6,12 @@ script trains, for one target at one budget, the pooled arm with parts of the po
 (each ``--drop``) and the target arm at half of ``train.steps`` (the target's share of the
 steps in any 50/50 arm), beside the full pooled arm and the target arm, on each seed, and
 prints each variant's accuracy and its difference from the target arm, paired by seed.
-Every arm is saved under ``--out`` (one JSON each) and reused when the script runs again.
+Every arm is saved under ``--out`` (one JSON each) and reused when the script runs again; the
+target and full pooled arms are taken from the budget sweep's probe folder under ``out_dir``
+when it holds them (the same training).
 
     python bench/pooled_mix.py --target stance --budget 100 --drop irony --drop summary,code,simplify \
-        --seeds 0,1,2,3,4 --out /tmp/pooled-stance model.threads=1
+        --seeds 0,1,2,3,4 --out /tmp/pooled-stance model.threads=1 out_dir=runs
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 
 from tsr.atomic import write_json
 from tsr.config import load_config
-from tsr.experiments.probe.plan import Job, load_probe_stream
+from tsr.experiments.probe.plan import Job, load_probe_stream, probe_dir
 from tsr.experiments.probe.run import run_job
 from tsr.model.learner import build_learner
 
@@ -64,10 +66,13 @@ def main(argv: list[str] | None = None) -> int:
     for name, v in plan.items():
         for seed in seeds:
             path = out / f"{name.replace(' ', '_').replace(',', '')}__s{seed}.json"
+            job = Job(args.target, v["arm"], seed, candidates=v.get("pool", ()))
+            swept = probe_dir(cfg, stream) / "arms" / f"{job.key}.json"
+            if not path.is_file() and not v["half"] and name in ("target", "pooled") and swept.is_file():
+                write_json(path, {**json.loads(swept.read_text()), "variant": name, "steps": cfg.train.steps})
             if not path.is_file():
                 steps = cfg.train.steps // 2 if v["half"] else cfg.train.steps
                 run_cfg = load_config(None, base + [f"train.steps={steps}"])
-                job = Job(args.target, v["arm"], seed, candidates=v.get("pool", ()))
                 result = run_job(learner, run_cfg, stream, job, {})
                 write_json(path, {**result, "variant": name, "steps": steps})
             acc[name][seed] = json.loads(path.read_text())["acc"]

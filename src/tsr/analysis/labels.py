@@ -12,9 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 # (dx, dy) in points, with the horizontal alignment that keeps the text on that side
-OFFSETS = ((4, 4, "left"), (4, -10, "left"), (-4, 4, "right"), (-4, -10, "right"),
-           (0, 8, "center"), (0, -14, "center"), (10, -3, "left"), (-10, -3, "right"))
-OFFSETS = OFFSETS + tuple((2 * dx, 2 * dy + (3 if dy < 0 else 0), ha) for dx, dy, ha in OFFSETS)
+RING = ((4, 4, "left"), (4, -10, "left"), (-4, 4, "right"), (-4, -10, "right"),
+        (0, 8, "center"), (0, -14, "center"), (10, -3, "left"), (-10, -3, "right"))
+# the near ring, then the same twice as far out (a label below its point keeps 3 more points clear)
+OFFSETS = RING + tuple((2 * dx, 2 * dy + (3 if dy < 0 else 0), ha) for dx, dy, ha in RING)
 MARKER = 4.0  # half the side, in points, of the box a labelled point's marker is taken to fill
 
 

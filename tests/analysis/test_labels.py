@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tsr.analysis.heatmap import _pyplot
+from tsr.analysis.plotting import pyplot
 from tsr.analysis.labels import _overlap, place_labels
 
 
@@ -13,7 +13,7 @@ def _boxes(fig, texts):
 
 def test_labels_of_one_spot_do_not_cover_each_other():
     """Four labels on the same point: the plain offset would stack them; placed, no two share area."""
-    _, plt = _pyplot()
+    _, plt = pyplot()
     fig, ax = plt.subplots(figsize=(4, 3))
     ax.set_xlim(0, 1), ax.set_ylim(0, 1)
     texts = place_labels(ax, [(0.5, 0.5, f"point-{i}", {"fontsize": 7}) for i in range(4)])
@@ -25,7 +25,7 @@ def test_labels_of_one_spot_do_not_cover_each_other():
 
 
 def test_a_label_at_the_right_edge_turns_inward():
-    _, plt = _pyplot()
+    _, plt = pyplot()
     fig, ax = plt.subplots(figsize=(4, 3))
     ax.set_xlim(0, 1), ax.set_ylim(0, 1)
     (text,) = place_labels(ax, [(0.99, 0.5, "a long label near the edge", {"fontsize": 7})])
@@ -35,7 +35,7 @@ def test_a_label_at_the_right_edge_turns_inward():
 
 def test_a_label_does_not_cover_a_neighbouring_point():
     """Point b sits where a's first-choice label (right-above) would go: a's label moves off b's marker."""
-    _, plt = _pyplot()
+    _, plt = pyplot()
     fig, ax = plt.subplots(figsize=(4, 3))
     ax.set_xlim(0, 1), ax.set_ylim(0, 1)
     fig.canvas.draw()

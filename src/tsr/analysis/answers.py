@@ -111,9 +111,9 @@ def takeover_markdown(summary: dict) -> str:
 
 def takeover_figure(summary: dict, title: str):
     """The newest task's share as a heatmap (rows: after that task; columns: the other scored tasks)."""
-    from .heatmap import _pyplot
+    from .plotting import pyplot
 
-    _, plt = _pyplot()
+    _, plt = pyplot()
     tasks, rows = summary["tasks"], summary["rows"]
     grid = [[row["cells"].get(t, {}).get("newest", math.nan) for t in tasks] for row in rows]
     fig, ax = plt.subplots(figsize=(1.1 + 0.75 * len(tasks), 1.0 + 0.45 * len(rows)))

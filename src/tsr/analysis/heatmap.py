@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..atomic import write_figure
+from .plotting import pyplot
 from .titles import fit_titles
 from .transfer import benefit, column_best
 
@@ -31,15 +32,6 @@ def cell_text(cell: dict) -> str:
     return f"{cell['mean']:+.2f}{spread}"
 
 
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return matplotlib, plt
-
-
 def save_heatmap(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], order: list[str], path: Path,
                  title: str = "transfer matrix") -> Path:
     return write_figure(path, transfer_figure(matrix, kinds, order, title), dpi=130)
@@ -49,7 +41,7 @@ def transfer_figure(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], o
                     title: str = "transfer matrix"):
     from matplotlib.patches import Rectangle
 
-    matplotlib, plt = _pyplot()
+    matplotlib, plt = pyplot()
 
     targets = [t for t in order if t in matrix]
     sources = order
@@ -124,7 +116,7 @@ def results_figure(tasks: list[str], kinds: list[str], rows: list[tuple[str, lis
     zero-shot where measured), one column per task. Classification columns show accuracy,
     coloured on a fixed 0-1 scale; generation columns (L) show answer loss, coloured from the
     highest (light) to the lowest (dark) loss of that task in ``loss_range`` (lo, hi)."""
-    matplotlib, plt = _pyplot()
+    matplotlib, plt = pyplot()
     k = len(tasks)
     values = np.full((len(rows), k), np.nan)
     texts: list[list[str | None]] = []
@@ -162,7 +154,7 @@ def routing_figure(tasks: list[str], task_info: list[dict], title: str):
     cosine is outlined."""
     from matplotlib.patches import Rectangle
 
-    matplotlib, plt = _pyplot()
+    matplotlib, plt = pyplot()
     routed = [i for i, info in enumerate(task_info) if isinstance(info, dict) and info.get("weights")]
     sources = tasks[:max(routed)]
     values = np.full((len(routed), len(sources)), np.nan)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...analysis.arms import oracle_arms
 from ...analysis.label_efficiency import equivalent_examples
+from ...analysis.plotting import pyplot
 from ...analysis.report_files import write_report_files
 from ...analysis.seeds import seed_label
 from ...analysis.transfer import metric, stat
@@ -128,10 +129,7 @@ def budget_markdown(summary: dict, order: list[str]) -> str:
 def budget_figure(summary: dict, order: list[str], title: str):
     """One panel per target: S_t(N) (mean, band ± std over seeds, log N), the N_max reference
     dashed, and the other arms' mean scores at each N."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    _, plt = pyplot()
 
     targets = [t for t in order if t in summary["targets"]]
     cols = min(4, len(targets))
@@ -191,10 +189,7 @@ def _style_panel(ax, ns: list[int], title: str, ylabel: str) -> None:
 def gains_figure(summary: dict, order: list[str], title: str):
     """One panel per target with mixed / random / oracle arms: each arm's gain over the target
     arm against N (paired by seed; band ± standard error), the zero line marked."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    _, plt = pyplot()
 
     targets = [t for t in order if summary["targets"].get(t, {}).get("arms")]
     cols = min(4, len(targets))

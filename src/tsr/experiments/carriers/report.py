@@ -8,6 +8,7 @@ import math
 import statistics
 from pathlib import Path
 
+from ...analysis.plotting import pyplot
 from ...analysis.report_files import write_report_files
 from ...analysis.transfer import arms_at, benefit, metric, stat
 from .arms import DEFAULT_MU
@@ -151,10 +152,7 @@ def carriers_markdown(summary: dict) -> str:
 def carriers_figure(summary: dict, title: str):
     """Each carrier's gain over the target arm against the step (band ± se), one panel per pair
     (and one per metric for the mean over pairs); the zero line is the target arm."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    _, plt = pyplot()
 
     panels = [(f"mean over {m['pairs']} pairs ({key})", key, m["curve"]) for key, m in summary["means"].items()]
     if len(summary["pairs"]) <= MAX_PANELS:

@@ -8,6 +8,7 @@ import math
 from pathlib import Path
 
 from ...analysis.cells import beyond_noise, covered, dot_panel, fmt, fmt_paired, paired
+from ...analysis.plotting import pyplot
 from ...analysis.report_files import write_report_files
 from .plan import BASELINE, NO_TEACHER, reshape_label
 
@@ -96,10 +97,7 @@ def kd_markdown(summary: dict) -> str:
 def kd_figure(summary: dict, title: str):
     """One panel per method with teachers: Overall per teacher (mean ± std, seeds as dots);
     methods without teachers as dashed lines."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    matplotlib, plt = pyplot()
 
     withs = [m for m, r in summary["methods"].items() if "c9" in r]
     plain = {m: r["teachers"][NO_TEACHER] for m, r in summary["methods"].items() if "c9" not in r}

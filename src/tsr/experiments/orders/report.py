@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 
 from ...analysis.cells import beyond_noise, covered, dot_panel, fmt, fmt_paired, paired
+from ...analysis.plotting import pyplot
 from ...analysis.report_files import write_report_files
 from ...analysis.table import FAMILY, mean_std
 
@@ -158,10 +159,7 @@ def orders_markdown(summary: dict) -> str:
 
 def orders_figure(summary: dict, title: str):
     """One panel per method: Overall per order (mean ± std over seeds, seeds as dots)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    _, plt = pyplot()
 
     methods = list(summary["methods"])
     labels = list(summary["orders"])

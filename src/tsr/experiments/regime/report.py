@@ -143,10 +143,10 @@ def _dist(value: float | None) -> str:
 
 
 def regime_figure(points: list[dict], title: str):
-    from ...analysis.heatmap import _pyplot
+    from ...analysis.plotting import pyplot
     from ...analysis.labels import place_labels
 
-    _, plt = _pyplot()
+    _, plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.6))
     boxes = {key: (low, high) for _, key, low, high in TARGETS}
     nearest = closest(points)

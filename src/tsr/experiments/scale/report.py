@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from ...analysis.plotting import pyplot
 from ...analysis.report_files import write_report_files
 from ...analysis.transfer import benefit, column_best, headroom, stat, transfer_matrix
 
@@ -162,10 +163,7 @@ def _mark(stable: bool | None) -> str:
 def scale_figure(summary: dict, title: str):
     """Panels against the model (x: the labels, in order): S(N) of the classification targets,
     headroom, and (with mixed arms) the best source's gain; one line per target, error bars ± se."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    matplotlib, plt = pyplot()
 
     labels = [m["label"] for m in summary["models"]]
     targets, kinds, pm = summary["targets"], summary["kinds"], summary["per_model"]

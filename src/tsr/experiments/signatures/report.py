@@ -80,9 +80,9 @@ def _num(x) -> str:
 
 
 def audit_figure(audit: dict, order: list[str], title: str = "signature audit"):
-    from ...analysis.heatmap import _pyplot
+    from ...analysis.plotting import pyplot
 
-    _, plt = _pyplot()
+    _, plt = pyplot()
     import numpy as np
 
     kinds = list(audit)

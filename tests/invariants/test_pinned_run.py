@@ -3,7 +3,9 @@
 The numbers are what the code gave before the TSR strategies were split out of its file
 (the default preset on the bundled base, four synth-trace tasks, 12 steps each, the whole
 results matrix). Accuracy is a count over 24 test examples, pinned exactly; answer loss to
-1e-5, the float noise a different CPU could add.
+1e-3, five times the float noise measured between the machine that pinned them and a later one
+with the same torch build (an AVX2 CPU: 4e-7 after the first task, growing to 2.0e-4 after the
+fourth).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ def test_the_default_tsr_run_gives_its_pinned_results(tmp_path):
                                   "stream.test_cap=24", "model.compile=false", "model.threads=1",
                                   f"out_dir={tmp_path}", "eval.schedule=full"])
     results = execute(cfg).results
-    for got, pinned, tol in ((results.acc, ACC, 1e-12), (results.loss, LOSS, 1e-5)):
+    for got, pinned, tol in ((results.acc, ACC, 1e-12), (results.loss, LOSS, 1e-3)):
         assert len(got) == len(pinned)
         for row, want in zip(got, pinned):
             assert row == pytest.approx(want, abs=tol)

@@ -13,6 +13,7 @@ import statistics
 from typing import Any, Callable, Mapping
 
 from ..engine.results import Results, load_results
+from .numbers import number
 from .seeds import check_even, seed_label
 from .table import METRICS, RunSummary, mean_std, metric_value
 
@@ -91,7 +92,7 @@ def fmt(stat: dict | None, signed: bool = False) -> str:
     ``-`` where there is none."""
     if not stat or stat.get("n", 0) == 0 or math.isnan(stat["mean"]):
         return "-"
-    mean = f"{stat['mean']:+.3f}" if signed else f"{stat['mean']:.3f}"
+    mean = number(stat["mean"], signed)
     return mean if stat["n"] == 1 else f"{mean} ± {stat['std']:.3f}"
 
 

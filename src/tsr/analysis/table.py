@@ -28,6 +28,7 @@ from ..engine.progress import saved_step
 from ..engine.results import Results, load_results
 from ..engine.store import flatten
 from ..errors import RunError
+from .numbers import number
 from .seeds import check_even, seed_label, uneven
 
 # The paper's row order: no mechanism, rehearsal-free, rehearsal-based, TSR and its variants.
@@ -215,7 +216,7 @@ def _cell(stat: tuple[float, float, int] | None, signed: bool) -> str:
     if stat is None or math.isnan(stat[0]):
         return "-"
     mean, std, n = stat
-    return (f"{mean:+.3f}" if signed else f"{mean:.3f}") + (f" ± {std:.3f}" if n > 1 else "")
+    return number(mean, signed) + (f" ± {std:.3f}" if n > 1 else "")
 
 
 def _rows(cells, settings, methods, metrics, seeds):

@@ -23,6 +23,8 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from .numbers import number
+
 Arms = list[dict]
 
 
@@ -170,9 +172,7 @@ def check_relations(matrix: dict[str, dict[str, dict]], kinds: dict[str, str],
 
 
 def _f(x: float, signed: bool = True) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return f"{x:+.3f}" if signed else f"{x:.3f}"
+    return number(x, signed)
 
 
 def matrix_markdown(matrix: dict[str, dict[str, dict]], kinds: dict[str, str], order: list[str]) -> str:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 import time
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from ..analysis.numbers import number
 from ..engine.loop import Plan
 from ..data.example import GEN_METRICS
 from ..engine.results import Results, fmt
@@ -105,9 +105,7 @@ def metrics_table(results: Results) -> Table:
 
 
 def _signed(value: float | None) -> str:
-    if value is None or math.isnan(value):
-        return "-"
-    return f"{value:+.3f}"
+    return number(value, signed=True)
 
 
 PHASE_ORDER = ("begin", "train", "eval", "record", "checkpoint")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ...analysis.arms import oracle_arms
 from ...analysis.label_efficiency import equivalent_examples
+from ...analysis.numbers import number
 from ...analysis.plotting import pyplot
 from ...analysis.report_files import write_report_files
 from ...analysis.seeds import seed_label
@@ -89,9 +90,7 @@ def seed_groups(summary: dict) -> dict[str, list[int]]:
 
 
 def _f(x, signed: bool = False) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "-"
-    return f"{x:+.3f}" if signed else f"{x:.3f}"
+    return number(x, signed)
 
 
 def _eq(le: dict | None) -> str:

@@ -8,6 +8,7 @@ import math
 import statistics
 from pathlib import Path
 
+from ...analysis.numbers import number
 from ...analysis.plotting import pyplot
 from ...analysis.report_files import write_report_files
 from ...analysis.transfer import arms_at, benefit, metric, stat
@@ -108,9 +109,7 @@ ANCHORS = ("#1f5fa8", "#6a3d9a", "#17a2b8", "#b15928")
 
 
 def _f(x, signed: bool = True) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "—"
-    return f"{x:+.3f}" if signed else f"{x:.3f}"
+    return number(x, signed)
 
 
 def _table(cells: dict[str, dict], names: list[str], spread: str = "std") -> list[str]:

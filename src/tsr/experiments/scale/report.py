@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from ...analysis.numbers import number
 from ...analysis.plotting import pyplot
 from ...analysis.report_files import write_report_files
 from ...analysis.transfer import benefit, column_best, headroom, stat, transfer_matrix
@@ -86,9 +87,7 @@ def scale_summary(arms: dict[str, list[dict]], labels: list[str], models: list[s
 
 
 def _f(x, signed: bool = True) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    return f"{x:+.3f}" if signed else f"{x:.3f}"
+    return number(x, signed)
 
 
 def _pm(cell: dict | None, signed: bool = True) -> str:

@@ -10,7 +10,6 @@ metric (``gen_metrics[on]``: ``rouge_l``, ``edit_sim``, ``sari``, or None for a 
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,8 +151,3 @@ def load_results(path: Path) -> Results:
     except (ValueError, KeyError, TypeError) as err:
         raise RunError(f"{path}: corrupt results file ({reason(err)})") from None
 
-
-def fmt(value: float | None, digits: int = 3) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    return f"{value:.{digits}f}"

@@ -12,7 +12,7 @@ from rich.table import Table
 from ..analysis.numbers import number
 from ..engine.loop import Plan
 from ..data.example import GEN_METRICS
-from ..engine.results import Results, fmt
+from ..engine.results import Results
 from ..engine.text_metrics import NAMES
 
 
@@ -81,7 +81,7 @@ def results_table(results: Results, title: str | None = None) -> Table:
         rows.append(("zero-shot", results.zero_shot["acc"], results.zero_shot["loss"]))
     rows += [(results.tasks[i], results.acc[i], results.loss[i]) for i in range(results.completed)]
     for label, acc, loss in rows:
-        cells = [fmt(loss[j] if kind == "generation" else acc[j]) for j, kind in enumerate(results.kinds)]
+        cells = [number(loss[j] if kind == "generation" else acc[j]) for j, kind in enumerate(results.kinds)]
         table.add_row(label, *cells)
     return table
 
@@ -91,21 +91,17 @@ def metrics_table(results: Results) -> Table:
     table = Table(title="stream metrics")
     for col in ("", "Overall", "Plas", "BWT"):
         table.add_column(col, justify="right")
-    table.add_row("accuracy (classification)", fmt(m.get("overall")), fmt(m.get("plas")),
-                  _signed(m.get("bwt")))
+    table.add_row("accuracy (classification)", number(m.get("overall")), number(m.get("plas")),
+                  number(m.get("bwt"), signed=True))
     if any(m.get(k) is not None for k in ("overall_loss", "plas_loss")):
-        table.add_row("loss (generation, lower is better)", fmt(m.get("overall_loss")),
-                      fmt(m.get("plas_loss")), _signed(m.get("bwt_loss")))
+        table.add_row("loss (generation, lower is better)", number(m.get("overall_loss")),
+                      number(m.get("plas_loss")), number(m.get("bwt_loss"), signed=True))
     for name in GEN_METRICS:  # with eval.predictions: each generation metric over the tasks it scores
         if f"overall_{name}" in m:
             tasks = ", ".join(t for t, g in zip(results.tasks, results.gen_metrics or []) if g == name)
-            table.add_row(f"{NAMES[name]} ({tasks})", fmt(m.get(f"overall_{name}")), fmt(m.get(f"plas_{name}")),
-                          _signed(m.get(f"bwt_{name}")))
+            table.add_row(f"{NAMES[name]} ({tasks})", number(m.get(f"overall_{name}")), number(m.get(f"plas_{name}")),
+                          number(m.get(f"bwt_{name}"), signed=True))
     return table
-
-
-def _signed(value: float | None) -> str:
-    return number(value, signed=True)
 
 
 PHASE_ORDER = ("begin", "train", "eval", "record", "checkpoint")

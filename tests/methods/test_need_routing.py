@@ -67,3 +67,28 @@ def test_a_need_routed_run_resumes_as_the_uninterrupted_one(make_config, monkeyp
     resumed = execute(cfg)
     assert resumed.resumed_from == 2 and matrices(resumed) == matrices(whole)
     assert same_adapter(final_adapter(resumed), final_adapter(whole))
+
+
+def test_each_initial_loss_is_measured_once_and_equals_a_fresh_one(make_config, monkeypatch):
+    """Over three tasks the initialisation scores each past task's replay data once (2 passes
+    over replay sets, not 1 + 2 = 3; K + 1 per task start instead of 2K), and a resumed run,
+    whose router has kept nothing, measures the same ratios at the last task start."""
+    import tsr.methods.route.need as need_module
+    from conftest import run_interrupted
+
+    calls: list[bool] = []  # per pass over one past task's replay data: under the initialisation?
+    real = need_module.replay_loss
+
+    def counted(learner, examples, state=None, batch_size=8):
+        calls.append(state is not None)
+        return real(learner, examples, state, batch_size)
+
+    monkeypatch.setattr(need_module, "replay_loss", counted)
+    whole = execute(make_config(*THREE, "method.need=loss", "name=whole"))
+    assert calls.count(True) == 2 and calls.count(False) == 1 + 2
+    cfg = make_config(*THREE, "method.need=loss", "name=resumed")
+    assert run_interrupted(monkeypatch, cfg, 2) == 2
+    calls.clear()
+    resumed = execute(cfg)  # a new router: both initial losses measured afresh at task 2's start
+    assert calls.count(True) == 2 and resumed.resumed_from == 2
+    assert resumed.results.task_info[2]["need_ratio"] == whole.results.task_info[2]["need_ratio"]

@@ -3,8 +3,11 @@ the transfer weights mixed with each past task's measured need of replay, with a
 a headroom gate (the maths: :mod:`tsr.cl.need`).
 
 - ``need: loss`` measures, when a task starts, each past task's replay-data loss under the
-  current adapter relative to the shared initialisation's (2K forwards over the stored replay
-  data, no training) and mixes ``need_weight`` of it into the routing weights;
+  current adapter relative to the shared initialisation's and mixes ``need_weight`` of it into
+  the routing weights. Forwards only, no training: the K past tasks' replay data under the
+  current adapter, and the newest one's under the initialisation (a task's replay data and the
+  initialisation never change, so each initial loss is computed once per process and kept;
+  a resumed run recomputes them, to the same value);
   ``need_floor`` keeps every past task at least that share of the uniform 1/K.
 - ``need_gate`` (a budget audit's ``budget.json``): when the new task's measured headroom at the
   run's budget N, S(N_max) - S(N), is below ``need_gate_min``, its own data already reach its
@@ -43,6 +46,7 @@ class NeedRouter:
     def __init__(self, weight: float, floor: float, gate: str = "", gate_min: float = 0.05):
         self.weight, self.floor, self.gate_min = weight, floor, gate_min
         self.headroom = read_headroom(gate) if gate else {}
+        self._initial: dict[int, float] = {}  # task index -> its replay data's loss under theta_0
 
     def gated(self, ctx: TaskContext) -> bool:
         """The new task's measured headroom at its budget is below the gate's minimum."""
@@ -53,7 +57,10 @@ class NeedRouter:
         """The routing weights over the past tasks, and what they were made of (for the run log)."""
         learner, past = ctx.learner, list(ctx.memory)
         current = [replay_loss(learner, r.replay, None, ctx.batch_size * 4) for r in past]
-        initial = [replay_loss(learner, r.replay, learner.init_state, ctx.batch_size * 4) for r in past]
+        for r in past:
+            if r.index not in self._initial:
+                self._initial[r.index] = replay_loss(learner, r.replay, learner.init_state, ctx.batch_size * 4)
+        initial = [self._initial[r.index] for r in past]
         need = need_weights(current, initial)
         gated = self.gated(ctx)
         weights = combine(transfer, need, 1.0 if gated else self.weight, self.floor)

@@ -12,6 +12,7 @@ and memory, not accuracy.
     python bench/gpu_stream.py                      # on a GPU: 50 steps per task, TSR
     python bench/gpu_stream.py --smoke              # CPU check of the full-size path (< 1 minute)
     python bench/gpu_stream.py --scale tiny --steps 2   # plumbing check with a tiny model
+    python bench/gpu_stream.py --tasks 8 --pool 200 --method tsr_need   # a task start's cost grows with K
 
 Nothing is downloaded. Run from the repository root (or with tsr installed).
 """
@@ -39,17 +40,19 @@ WORDS = ("river stone cloud tiger lemon piano candle forest rocket silver garden
          "dragon marble pencil summer violet market harbour signal basket engine travel winter").split()
 
 
-def synthetic_stream(folder: Path, prompt_words: int, pool: int, test: int, seed: int = 0) -> Path:
-    """Two JSONL tasks (count the vowels-starting words; echo the last word) and a stream file."""
+def synthetic_stream(folder: Path, prompt_words: int, pool: int, test: int, seed: int = 0, n_tasks: int = 2) -> Path:
+    """``n_tasks`` JSONL tasks, alternately counting the vowel-starting words and echoing the
+    last three (``count``, ``echo``, then ``count2``, ``echo2``, ...), and a stream file."""
     rng = np.random.default_rng(seed)
-    tasks = {"count": "classification", "echo": "generation"}
+    tasks = {("count", "echo")[i % 2] + (str(i // 2 + 1) if i >= 2 else ""): ("classification", "generation")[i % 2]
+             for i in range(n_tasks)}
     lines = ["name: bench", "tasks:"]
     for name, kind in tasks.items():
         for split, n in (("train", pool), ("test", test)):
             rows = []
             for _ in range(n):
                 words = [WORDS[int(i)] for i in rng.integers(0, len(WORDS), size=prompt_words)]
-                answer = str(sum(w[0] in "aeiou" for w in words) % 10) if name == "count" else " ".join(words[-3:])
+                answer = str(sum(w[0] in "aeiou" for w in words) % 10) if name.startswith("count") else " ".join(words[-3:])
                 rows.append({"prompt": f"Task {name}.\nText: {' '.join(words)}\nAnswer:", "answer": answer})
             path = folder / name / f"{split}.jsonl"
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -132,6 +135,8 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--prompt-words", type=int, default=150, help="words per synthetic prompt")
     parser.add_argument("--max-length", type=int, default=384, help="stream.max_length (paper: 384)")
     parser.add_argument("--test", type=int, default=32, help="test examples per task")
+    parser.add_argument("--tasks", type=int, default=2, help="tasks in the stream (the begin phase of a task grows with the past tasks)")
+    parser.add_argument("--pool", type=int, default=50, help="training examples per task (replay data are drawn from it: the paper keeps 100)")
     parser.add_argument("--scale", choices=("full", "tiny"), default="full", help="full-size or scaled-down model")
     parser.add_argument("--layers", type=int, default=None, help="override the number of layers")
     parser.add_argument("--device", default="auto", help="model.device (auto, cpu, cuda)")
@@ -157,7 +162,8 @@ def main(argv: list[str] | None = None) -> dict:
     hf_logging.disable_progress_bar()
     with tempfile.TemporaryDirectory(prefix="tsr-bench-") as tmp:
         tmp = Path(tmp)
-        stream = synthetic_stream(tmp / "data", args.prompt_words, pool=max(50, args.batch), test=args.test)
+        stream = synthetic_stream(tmp / "data", args.prompt_words, pool=max(args.pool, args.batch), test=args.test,
+                                  n_tasks=args.tasks)
         texts = [json.loads(line)["prompt"] for line in (tmp / "data" / "count" / "train.jsonl").read_text().splitlines()]
         t0 = time.perf_counter()
         folder, params = build_model(tmp / "model", args.scale, args.layers, texts)
@@ -176,13 +182,17 @@ def main(argv: list[str] | None = None) -> dict:
         t0 = time.perf_counter()
         outcome = execute(cfg, timer)
         run_s = time.perf_counter() - t0
+        # the begin phase (the method's begin_task: TSR's probe, the need's replay forwards), per task
+        ends = [json.loads(line) for line in (Path(outcome.run.path) / "progress.jsonl").read_text().splitlines()]
+        begin = {e["name"]: e["phases"]["begin"] for e in ends if e.get("event") == "task_end"}
         report = {
             "device": torch.cuda.get_device_name(0) if cuda else "cpu",
             "dtype": "bfloat16 (auto on CUDA)" if cuda else "float32",
             "architecture": f"{PRESET} ({args.scale}{f', {args.layers} layers' if args.layers else ''})",
             "parameters": params, "method": args.method, "batch_size": args.batch, "steps_per_task": args.steps,
             "build_seconds": round(build_s, 1), "run_seconds": round(run_s, 1),
-            "tasks": {outcome.results.tasks[t]: {k: round(v, 3) for k, v in r.items()}
+            "tasks": {outcome.results.tasks[t]: {**{k: round(v, 3) for k, v in r.items()},
+                                                 "begin_seconds": begin.get(outcome.results.tasks[t])}
                       for t, r in timer.rates().items()},
             "peak_gpu_memory_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if cuda else None,
         }

@@ -22,3 +22,13 @@ def test_bench_runs_a_two_task_stream_on_a_tiny_lookalike(capsys):
     assert all(r["steps"] == 2 and r["steps_per_s"] > 0 for r in report["tasks"].values())
     assert report["architecture"].startswith("qwen2.5-0.5b")
     assert '"tasks"' in capsys.readouterr().out
+
+
+def test_bench_streams_more_tasks_and_reports_each_begin_phase():
+    spec = importlib.util.spec_from_file_location("gpu_stream", ROOT / "bench" / "gpu_stream.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    report = bench.main(["--scale", "tiny", "--steps", "2", "--test", "2", "--method", "tsr_need", "--tasks", "3",
+                         "--pool", "60", "--prompt-words", "8", "--max-length", "48"])
+    assert list(report["tasks"]) == ["count", "echo", "count2"]
+    assert all(isinstance(r["begin_seconds"], float) and r["begin_seconds"] >= 0 for r in report["tasks"].values())

@@ -12,7 +12,7 @@ and memory, not accuracy.
     python bench/gpu_stream.py                      # on a GPU: 50 steps per task, TSR
     python bench/gpu_stream.py --smoke              # CPU check of the full-size path (< 1 minute)
     python bench/gpu_stream.py --scale tiny --steps 2   # plumbing check with a tiny model
-    python bench/gpu_stream.py --tasks 8 --pool 200 --method tsr_need   # a task start's cost grows with K
+    python bench/gpu_stream.py --tasks 8 --pool 200 --method tsr_need   # each task start's cost, K past tasks
 
 Nothing is downloaded. Run from the repository root (or with tsr installed).
 """
@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--prompt-words", type=int, default=150, help="words per synthetic prompt")
     parser.add_argument("--max-length", type=int, default=384, help="stream.max_length (paper: 384)")
     parser.add_argument("--test", type=int, default=32, help="test examples per task")
-    parser.add_argument("--tasks", type=int, default=2, help="tasks in the stream (the begin phase of a task grows with the past tasks)")
+    parser.add_argument("--tasks", type=int, default=2, help="tasks in the stream (a task's begin phase works over the tasks before it)")
     parser.add_argument("--pool", type=int, default=50, help="training examples per task (replay data are drawn from it: the paper keeps 100)")
     parser.add_argument("--scale", choices=("full", "tiny"), default="full", help="full-size or scaled-down model")
     parser.add_argument("--layers", type=int, default=None, help="override the number of layers")

@@ -12,12 +12,16 @@ from conftest import ROOT
 pytestmark = pytest.mark.slow
 
 
-def test_bench_runs_a_two_task_stream_on_a_tiny_lookalike(capsys):
+def _bench():
     spec = importlib.util.spec_from_file_location("gpu_stream", ROOT / "bench" / "gpu_stream.py")
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
-    report = bench.main(["--scale", "tiny", "--steps", "2", "--test", "2", "--method", "seqft",
-                         "--prompt-words", "8", "--max-length", "48"])
+    return bench
+
+
+def test_bench_runs_a_two_task_stream_on_a_tiny_lookalike(capsys):
+    report = _bench().main(["--scale", "tiny", "--steps", "2", "--test", "2", "--method", "seqft",
+                            "--prompt-words", "8", "--max-length", "48"])
     assert list(report["tasks"]) == ["count", "echo"]
     assert all(r["steps"] == 2 and r["steps_per_s"] > 0 for r in report["tasks"].values())
     assert report["architecture"].startswith("qwen2.5-0.5b")
@@ -25,10 +29,7 @@ def test_bench_runs_a_two_task_stream_on_a_tiny_lookalike(capsys):
 
 
 def test_bench_streams_more_tasks_and_reports_each_begin_phase():
-    spec = importlib.util.spec_from_file_location("gpu_stream", ROOT / "bench" / "gpu_stream.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    report = bench.main(["--scale", "tiny", "--steps", "2", "--test", "2", "--method", "tsr_need", "--tasks", "3",
-                         "--pool", "60", "--prompt-words", "8", "--max-length", "48"])
+    report = _bench().main(["--scale", "tiny", "--steps", "2", "--test", "2", "--method", "tsr_need", "--tasks", "3",
+                            "--pool", "60", "--prompt-words", "8", "--max-length", "48"])
     assert list(report["tasks"]) == ["count", "echo", "count2"]
     assert all(isinstance(r["begin_seconds"], float) and r["begin_seconds"] >= 0 for r in report["tasks"].values())

@@ -40,19 +40,22 @@ WORDS = ("river stone cloud tiger lemon piano candle forest rocket silver garden
          "dragon marble pencil summer violet market harbour signal basket engine travel winter").split()
 
 
-def synthetic_stream(folder: Path, prompt_words: int, pool: int, test: int, seed: int = 0, n_tasks: int = 2) -> Path:
+def synthetic_stream(folder: Path, prompt_words: int, pool: int, test: int, seed: int = 0,
+                     n_tasks: int = 2) -> Path:
     """``n_tasks`` JSONL tasks, alternately counting the vowel-starting words and echoing the
     last three (``count``, ``echo``, then ``count2``, ``echo2``, ...), and a stream file."""
     rng = np.random.default_rng(seed)
-    tasks = {("count", "echo")[i % 2] + (str(i // 2 + 1) if i >= 2 else ""): ("classification", "generation")[i % 2]
-             for i in range(n_tasks)}
+    kinds = {"count": "classification", "echo": "generation"}
+    names = [("count", "echo")[i % 2] + (str(i // 2 + 1) if i >= 2 else "") for i in range(n_tasks)]
+    tasks = {name: kinds[name.rstrip("0123456789")] for name in names}
     lines = ["name: bench", "tasks:"]
     for name, kind in tasks.items():
         for split, n in (("train", pool), ("test", test)):
             rows = []
             for _ in range(n):
                 words = [WORDS[int(i)] for i in rng.integers(0, len(WORDS), size=prompt_words)]
-                answer = str(sum(w[0] in "aeiou" for w in words) % 10) if name.startswith("count") else " ".join(words[-3:])
+                counted = str(sum(w[0] in "aeiou" for w in words) % 10)
+                answer = counted if name.startswith("count") else " ".join(words[-3:])
                 rows.append({"prompt": f"Task {name}.\nText: {' '.join(words)}\nAnswer:", "answer": answer})
             path = folder / name / f"{split}.jsonl"
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -135,8 +138,10 @@ def main(argv: list[str] | None = None) -> dict:
     parser.add_argument("--prompt-words", type=int, default=150, help="words per synthetic prompt")
     parser.add_argument("--max-length", type=int, default=384, help="stream.max_length (paper: 384)")
     parser.add_argument("--test", type=int, default=32, help="test examples per task")
-    parser.add_argument("--tasks", type=int, default=2, help="tasks in the stream (a task's begin phase works over the tasks before it)")
-    parser.add_argument("--pool", type=int, default=50, help="training examples per task (replay data are drawn from it: the paper keeps 100)")
+    parser.add_argument("--tasks", type=int, default=2,
+                        help="tasks in the stream (a task's begin phase works over the tasks before it)")
+    parser.add_argument("--pool", type=int, default=50,
+                        help="training examples per task (replay data are drawn from it: the paper keeps 100)")
     parser.add_argument("--scale", choices=("full", "tiny"), default="full", help="full-size or scaled-down model")
     parser.add_argument("--layers", type=int, default=None, help="override the number of layers")
     parser.add_argument("--device", default="auto", help="model.device (auto, cpu, cuda)")

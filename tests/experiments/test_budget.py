@@ -112,6 +112,19 @@ def test_budget_summary_by_hand():
     assert summary["arms"]["oracle"]["10"]["mean"] == pytest.approx(0.15)
 
 
+def test_a_budget_above_the_reference_is_named_in_the_report():
+    """S(200) = 0.90 over S(500) = 0.85 (policy and irony at the default steps): headroom -0.05 at
+    200, named under the table; a curve that rises to N_max names nothing."""
+    arms = {n: [_arm("t", "target", seed, score + 0.01 * seed) for seed in (0, 1)]
+            for n, score in ((10, 0.40), (200, 0.90), (500, 0.85))}
+    summary = budget_summary(arms, 500)
+    assert summary["targets"]["t"]["headroom"]["200"]["mean"] == pytest.approx(-0.05)
+    assert summary["targets"]["t"]["above_reference"] == ["200"]
+    text = budget_markdown(summary, ["t"])
+    assert "Negative headroom: t at N = 200 scores better than at N_max" in text
+    rising = budget_summary({10: arms[10], 500: arms[500]}, 500)
+    assert rising["targets"]["t"]["above_reference"] == [] and "Negative headroom" not in budget_markdown(rising, ["t"])
+
 def test_budget_cells_name_their_seeds_and_uneven_ones_are_refused():
     """Seed 1's arms at N=20 are missing: the N=20 cell covers seed 0 only, the table says so,
     and the CLI's check refuses the sweep unless --uneven-seeds."""

@@ -73,8 +73,12 @@ def budget_summary(arms_by_n: dict[int, list[dict]], n_max: int) -> dict:
                 if n in means and n_max in means:
                     cell["label_efficiency"] = equivalent_examples(means, n, cell["mean"], kind)
                 gains.setdefault(label, {})[str(n)] = cell
+        # budgets whose target arm scores better than the N_max reference on the mean: the headroom
+        # is negative there (the reference arm underfits at the run's step count, or noise)
+        above = [str(n) for n, r in room.items() if n != n_max and round(r["mean"], 9) < 0]
         out["targets"][target] = {"kind": kind, "metric": key, "curve": {str(n): c for n, c in curve.items()},
-                                  "headroom": {str(n): r for n, r in room.items()}, "arms": gains}
+                                  "headroom": {str(n): r for n, r in room.items()}, "arms": gains,
+                                  "above_reference": above}
     return out
 
 
@@ -111,6 +115,12 @@ def budget_markdown(summary: dict, order: list[str]) -> str:
             h = r["headroom"][n]
             lines.append(f"| {t} | {r['metric']} | {n} | {_f(c['mean'])} ± {_f(c['std'])} | "
                          f"{_f(h['mean'], True)} ± {_f(h['se'])} | {seed_label(c['covers'])} |")
+    above = [(t, summary["targets"][t]) for t in order if summary["targets"].get(t, {}).get("above_reference")]
+    if above:
+        lines += ["", "Negative headroom: " + "; ".join(
+            f"{t} at N = {', '.join(r['above_reference'])} scores better than at N_max" for t, r in above)
+            + f". The N_max = {n_max} reference is below a smaller budget there (with the same training steps, "
+              "it may underfit its larger set); gains near the top of the curve read as \"> N_max\"."]
     rows = [(t, label, n, c) for t in order if t in summary["targets"]
             for label, cells in summary["targets"][t]["arms"].items() for n, c in cells.items()]
     if rows:

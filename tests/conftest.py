@@ -16,6 +16,12 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # one core per test worker: torch's own threads would only contend with the other worker
+    os.environ["OMP_NUM_THREADS"] = "1"
+    import torch
+
+    torch.set_num_threads(1)
 
 from tsr.config import load_config  # noqa: E402
 from tsr.model.tiny import build_tiny  # noqa: E402

@@ -30,6 +30,7 @@ from .loop import Plan, Reporter, run_stream
 from .progress import TaskProgress, drop_progress, has_progress, load_progress
 from .results import Results, load_results
 from .lock import claim
+from .machine import describe
 from .store import record_run
 from .rundir import RunDir
 
@@ -129,7 +130,7 @@ def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False, 
     run = RunDir(Path(cfg.out_dir) / run_name(cfg, stream, spec.name))
     fingerprint = portable_fingerprint(cfg) if grow else cfg.fingerprint()
     meta = {"fingerprint": fingerprint, "data_digest": stream.digest(), "stream": stream.name,
-            "tasks": stream.names, "method": spec.name, "seed": cfg.seed}
+            "tasks": stream.names, "method": spec.name, "seed": cfg.seed, "machine": describe(plan.learner.device)}
 
     def make() -> None:
         if not run.exists():
@@ -186,7 +187,7 @@ def _execute(plan: Plan, spec: MethodSpec, run: RunDir, report: Reporter | None,
         memory = TaskMemory()
         results = Results(stream.names, [t.kind.value for t in stream], spec.name, cfg.seed,
                           gen_metrics=[t.metric for t in stream] if cfg.eval.predictions else None)
-        run.log("run_start", tasks=stream.names, method=spec.name, seed=cfg.seed)
+        run.log("run_start", tasks=stream.names, method=spec.name, seed=cfg.seed, machine=describe(learner.device))
     else:
         for part, restore in (("method", lambda: method.load_state_dict(learner, checkpoint.method)),
                               ("adapter", lambda: learner.adapter.load(checkpoint.adapter))):
@@ -201,7 +202,7 @@ def _execute(plan: Plan, spec: MethodSpec, run: RunDir, report: Reporter | None,
         if len(results.tasks) < len(stream):  # a grown stream: the new tasks join the matrices
             results.grow(stream.names, [t.kind.value for t in stream],
                          [t.metric for t in stream] if cfg.eval.predictions else None)
-        run.log("resume", completed=checkpoint.completed)
+        run.log("resume", completed=checkpoint.completed, machine=describe(learner.device))
     resumed_from = results.completed
     progress = _saved_progress(run, results.completed, cfg.train.steps)
     results = run_stream(plan, method, memory, results, run, report, progress)

@@ -242,9 +242,14 @@ def test_orders_audit_end_to_end(tiny_model, toy_stream, tmp_path, capsys, monke
             assert cell["position"] == i + 1 and cell["final"]["mean"] == pytest.approx(mine.acc[-1][i])
             assert cell["own"]["mean"] == pytest.approx(mine.acc[i][i])
     assert "Per task (the tasks Overall averages)" in md
+    assert "machines" not in report and "kinds of machine" not in md  # every run made here
     monkeypatch.setattr(loop, "train_on", lambda *a, **k: (_ for _ in ()).throw(AssertionError("trained")))
+    meta = json.loads((own / "run.json").read_text())  # the reversed run as if made on another processor
+    (own / "run.json").write_text(json.dumps({**meta, "machine": {**meta["machine"], "cpu_capability": "AVX512"}}))
     assert main(argv) == 0
-    assert json.loads((out / "orders.json").read_text())["methods"] == report["methods"]
+    again = json.loads((out / "orders.json").read_text())
+    assert again["methods"] == report["methods"] and again["machines"].startswith("made on 2 kinds of machine")
+    assert again["machines"] in (out / "orders.md").read_text()
 
 
 def test_bad_orders_inputs(tiny_model, toy_stream, tmp_path, capsys):

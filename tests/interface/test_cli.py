@@ -1,3 +1,4 @@
+import json
 import subprocess
 import sys
 
@@ -86,6 +87,13 @@ def test_table_and_show(tiny_model, toy_stream, tmp_path, capsys):
     run_dir = next(tmp_path.glob("toy-tsr-s0-*"))
     assert main(["show", str(run_dir)]) == 0
     assert "stream metrics" in capsys.readouterr().out
+    # runs made on more than one kind of machine are named under the table; one kind says nothing
+    assert "kinds of machine" not in capsys.readouterr().err
+    meta = json.loads((run_dir / "run.json").read_text())
+    (run_dir / "run.json").write_text(json.dumps({**meta, "machine": {**meta["machine"], "cpu": "Other CPU"}}))
+    assert main(["table", str(tmp_path)]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert "made on 2 kinds of machine (" in err and "Other CPU (" in err and ": 1 run(s)" in err and ": 3 run(s)" in err
 
 
 @pytest.mark.parametrize("args,fragment", [

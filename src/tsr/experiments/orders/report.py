@@ -193,9 +193,10 @@ def orders_figure(summary: dict, title: str):
 
 
 def write_orders_report(out: Path, table: dict, plan: dict, title: str, command: str | None = None,
-                        greedy_source: str | None = None, tasks: dict | None = None) -> dict:
+                        greedy_source: str | None = None, tasks: dict | None = None, machines: str = "") -> dict:
     """orders.json, orders.md and orders.png into ``out``; returns the summary. ``tasks``: the
-    :func:`per_task` view, kept as ``per_task`` (an order that is another's twin shows its runs)."""
+    :func:`per_task` view, kept as ``per_task`` (an order that is another's twin shows its runs).
+    ``machines``: the line saying the runs span several kinds of machine, if they do."""
     summary = orders_summary(table, plan)
     if tasks is not None:
         summary["per_task"] = {m: {label: v[plan[label]["same_as"] or label] for label in plan
@@ -205,5 +206,8 @@ def write_orders_report(out: Path, table: dict, plan: dict, title: str, command:
         summary["greedy_from"] = greedy_source
         note = (f"greedy: the best-source curriculum from the transfer matrix of {greedy_source} "
                 "(start from the stream's first task, then append the task whose best placed source helps it most)")
+    if machines:
+        summary["machines"] = machines
+        note = "\n\n".join(filter(None, (note, machines)))
     return write_report_files(out, "orders", f"Order robustness · {title}", summary, orders_markdown(summary),
                               orders_figure(summary, f"task-order robustness · {title}"), command, note)

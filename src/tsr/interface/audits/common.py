@@ -47,6 +47,7 @@ def arm_progress(describe):
 def variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, what: str) -> dict:
     """Run (or, with --report-only, only read) a grid of run variants; its finished runs."""
     from ...analysis.cells import check_cells, cells
+    from ...analysis.machines import machines_note
     from ...experiments.grid import finished_runs, run_grid
 
     pool = executor(args)
@@ -67,4 +68,6 @@ def variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, wh
     spread = check_cells(cells(runs), what, args.uneven_seeds)
     if spread:
         console.print(f"cells cover different seeds ({spread}): each lists its own", highlight=False)
+    if note := machines_note(s.path for s in runs.values()):
+        console.print(note, highlight=False, soft_wrap=True)
     return runs

@@ -75,6 +75,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
 def _compare_outputs(args: argparse.Namespace, console: Console, summaries: list) -> None:
     """The comparison table of ``summaries`` (finished runs only), and its --md and --plot files."""
     from ...analysis import table as agg
+    from ...analysis.machines import machines_note
     from ...atomic import write_text
 
     metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
@@ -84,6 +85,8 @@ def _compare_outputs(args: argparse.Namespace, console: Console, summaries: list
     console.print(agg.rich_table(cells, settings, methods, metrics, seeds=seeds))
     if uneven:
         console.print(f"cells cover different seeds ({'; '.join(uneven)}): each lists its own", highlight=False)
+    if note := machines_note(s.path for s in summaries):
+        console.print(note, highlight=False, soft_wrap=True)
     if args.md:
         write_text(Path(args.md), agg.markdown_table(cells, settings, methods, metrics, seeds=seeds))
         console.print(f"markdown table written to {args.md}")

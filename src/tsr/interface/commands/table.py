@@ -20,6 +20,7 @@ A folder of runs is read through its index (runs/index.sqlite), brought up to da
 
 def cmd_table(args: argparse.Namespace, console: Console) -> int:
     from ...analysis import table as agg
+    from ...analysis.machines import machines_note
 
     summaries = agg.summaries([Path(p) for p in args.runs])
     if not summaries:
@@ -43,6 +44,8 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
     if uneven:
         Console(stderr=True).print(f"cells cover different seeds ({'; '.join(uneven)}): each lists its own",
                                    highlight=False, soft_wrap=True)
+    if note := machines_note(s.path for s in summaries):
+        Console(stderr=True).print(note, highlight=False, soft_wrap=True)
     if args.plot:
         from ...analysis.table_figure import write_comparison_figure
 

@@ -1,0 +1,61 @@
+"""On which kinds of machine a set of runs was made, read from each run's ``run.json``.
+
+Runs of one config and seed made on different processors, instruction sets, torch versions or
+thread counts are different samples of the run, not the same run (float rounding grows over
+thousands of steps: docs/rundir.md), so a comparison paired by seed is only paired where both
+runs were made on one kind of machine. The tables and audits say so when their runs span more
+than one kind.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Iterable
+
+KEYS = ("cpu", "cpu_capability", "torch", "threads", "gpu")
+
+
+def machine_label(machine: dict) -> str:
+    """``CPU (ISA, torch V, N threads[, GPU])``."""
+    parts = [str(machine.get("cpu_capability", "?")), f"torch {machine.get('torch', '?')}",
+             f"{machine.get('threads', '?')} thread(s)"] + ([str(machine["gpu"])] if machine.get("gpu") else [])
+    return f"{machine.get('cpu', '?')} ({', '.join(parts)})"
+
+
+def run_machine(path: Path) -> dict | None:
+    """The machine recorded in a run folder's ``run.json``; None for a run that predates the
+    record or whose ``run.json`` cannot be read."""
+    try:
+        meta = json.loads((Path(path) / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    machine = meta.get("machine") if isinstance(meta, dict) else None
+    return {k: machine.get(k) for k in KEYS} if isinstance(machine, dict) else None
+
+
+def machine_kinds(paths: Iterable[Path]) -> tuple[Counter, int]:
+    """(runs per machine label, runs without a record)."""
+    kinds: Counter = Counter()
+    unknown = 0
+    for path in paths:
+        machine = run_machine(path)
+        if machine is None:
+            unknown += 1
+        else:
+            kinds[machine_label(machine)] += 1
+    return kinds, unknown
+
+
+def machines_note(paths: Iterable[Path]) -> str:
+    """One line when the runs were made on more than one kind of machine (or some did not record
+    theirs while others did); empty when they share one kind."""
+    kinds, unknown = machine_kinds(paths)
+    if len(kinds) + (unknown > 0) <= 1:
+        return ""
+    listed = "; ".join(f"{label}: {n} run(s)" for label, n in sorted(kinds.items()))
+    if unknown:
+        listed += f"; not recorded: {unknown} run(s)"
+    return (f"made on {len(kinds) + (unknown > 0)} kinds of machine ({listed}): runs of one seed on different "
+            "kinds are different samples, not a pair")

@@ -11,7 +11,7 @@ def runs(tmp_path, *machines):
     paths = []
     for i, machine in enumerate(machines):
         path = tmp_path / f"run{i}"
-        path.mkdir()
+        path.mkdir(parents=True)
         meta = {"fingerprint": "x", "seed": i} | ({"machine": machine} if machine is not None else {})
         (path / "run.json").write_text(json.dumps(meta))
         paths.append(path)
@@ -34,6 +34,10 @@ def test_each_kind_is_counted_and_a_run_without_a_record_is_its_own(tmp_path):
     assert note.startswith("made on 4 kinds of machine (") and "not recorded: 1 run(s)" in note
     assert "AMD EPYC (AVX2, torch 2.13.0+cpu, 1 thread(s)): 2 run(s)" in note
     assert machine_label(HERE | {"gpu": "NVIDIA H100"}).endswith(", NVIDIA H100)")
+    eager = HERE | {"compiled": False}
+    assert machine_label(eager).endswith("1 thread(s), eager)")
+    assert machine_label(HERE | {"compiled": True}) == machine_label(HERE)
+    assert machines_note(runs(tmp_path / "eager", HERE | {"compiled": True}, eager)).startswith("made on 2 kinds")
 
 
 def test_runs_that_all_predate_the_record_say_nothing(tmp_path):

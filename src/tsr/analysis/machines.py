@@ -1,10 +1,10 @@
 """On which kinds of machine a set of runs was made, read from each run's ``run.json``.
 
 Runs of one config and seed made on different processors, instruction sets, torch versions or
-thread counts are different samples of the run, not the same run (float rounding grows over
-thousands of steps: docs/rundir.md), so a comparison paired by seed is only paired where both
-runs were made on one kind of machine. The tables and audits say so when their runs span more
-than one kind.
+thread counts, or with compiled against eager blocks, are different samples of the run, not the
+same run (float rounding grows over thousands of steps: docs/rundir.md), so a comparison paired
+by seed is only paired where both runs were made on one kind of machine. The tables and audits
+say so when their runs span more than one kind.
 """
 
 from __future__ import annotations
@@ -14,13 +14,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-KEYS = ("cpu", "cpu_capability", "torch", "threads", "gpu")
+KEYS = ("cpu", "cpu_capability", "torch", "threads", "compiled", "gpu")
 
 
 def machine_label(machine: dict) -> str:
-    """``CPU (ISA, torch V, N threads[, GPU])``."""
+    """``CPU (ISA, torch V, N thread(s)[, eager][, GPU])``."""
     parts = [str(machine.get("cpu_capability", "?")), f"torch {machine.get('torch', '?')}",
-             f"{machine.get('threads', '?')} thread(s)"] + ([str(machine["gpu"])] if machine.get("gpu") else [])
+             f"{machine.get('threads', '?')} thread(s)"] + (["eager"] if machine.get("compiled") is False else []) \
+        + ([str(machine["gpu"])] if machine.get("gpu") else [])
     return f"{machine.get('cpu', '?')} ({', '.join(parts)})"
 
 

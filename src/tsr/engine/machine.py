@@ -1,12 +1,12 @@
 """What a run ran on: the processor, the instruction set torch's kernels use, torch's version
-and thread count, and the accelerator.
+and thread count, whether the blocks ran compiled, and the accelerator.
 
 Float rounding differs between instruction sets (AVX2 against AVX-512 kernels), thread counts
 and compiled against eager kernels, and over thousands of steps the difference grows into a
 different run: the same config and seed on another machine is another sample of the run, not
 the same one (docs/rundir.md). A run records the machine it was made on in ``run.json`` and,
-at each start and resume, in ``progress.jsonl``, so that runs compared by seed can be checked to come from one
-kind of machine.
+at each start and resume, in ``progress.jsonl``, so that runs compared by seed can be checked
+to come from one kind of machine.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-def describe(device: torch.device | str) -> dict[str, object]:
-    """The machine facts recorded with a run that computes on ``device``."""
+def describe(device: torch.device | str, compiled: bool) -> dict[str, object]:
+    """The machine facts recorded with a run that computes on ``device``, its blocks compiled
+    or not (``model.compile`` auto decides by the machine)."""
     device = torch.device(device)
     facts: dict[str, object] = {"cpu": cpu_model(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-                                "torch": torch.__version__, "threads": torch.get_num_threads()}
+                                "torch": torch.__version__, "threads": torch.get_num_threads(), "compiled": compiled}
     if device.type == "cuda":
         facts["gpu"] = torch.cuda.get_device_name(device)
     return facts
-

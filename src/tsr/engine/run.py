@@ -130,7 +130,8 @@ def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False, 
     run = RunDir(Path(cfg.out_dir) / run_name(cfg, stream, spec.name))
     fingerprint = portable_fingerprint(cfg) if grow else cfg.fingerprint()
     meta = {"fingerprint": fingerprint, "data_digest": stream.digest(), "stream": stream.name,
-            "tasks": stream.names, "method": spec.name, "seed": cfg.seed, "machine": describe(plan.learner.device)}
+            "tasks": stream.names, "method": spec.name, "seed": cfg.seed,
+            "machine": describe(plan.learner.device, plan.learner.compiled)}
 
     def make() -> None:
         if not run.exists():
@@ -183,11 +184,12 @@ def _execute(plan: Plan, spec: MethodSpec, run: RunDir, report: Reporter | None,
         return Outcome(run, load_results(run.results_path), len(stream), True)
     checkpoint = run.load_checkpoint()
     run.remove_leftovers()  # this process now owns the run: clear what a kill left
+    machine = describe(learner.device, learner.compiled)
     if checkpoint is None:
         memory = TaskMemory()
         results = Results(stream.names, [t.kind.value for t in stream], spec.name, cfg.seed,
                           gen_metrics=[t.metric for t in stream] if cfg.eval.predictions else None)
-        run.log("run_start", tasks=stream.names, method=spec.name, seed=cfg.seed, machine=describe(learner.device))
+        run.log("run_start", tasks=stream.names, method=spec.name, seed=cfg.seed, machine=machine)
     else:
         for part, restore in (("method", lambda: method.load_state_dict(learner, checkpoint.method)),
                               ("adapter", lambda: learner.adapter.load(checkpoint.adapter))):
@@ -202,7 +204,7 @@ def _execute(plan: Plan, spec: MethodSpec, run: RunDir, report: Reporter | None,
         if len(results.tasks) < len(stream):  # a grown stream: the new tasks join the matrices
             results.grow(stream.names, [t.kind.value for t in stream],
                          [t.metric for t in stream] if cfg.eval.predictions else None)
-        run.log("resume", completed=checkpoint.completed, machine=describe(learner.device))
+        run.log("resume", completed=checkpoint.completed, machine=machine)
     resumed_from = results.completed
     progress = _saved_progress(run, results.completed, cfg.train.steps)
     results = run_stream(plan, method, memory, results, run, report, progress)

@@ -5,6 +5,7 @@ import sys
 import pytest
 
 from conftest import interrupting
+from tsr.engine.machine import cpu_model
 from tsr.interface.cli import _parse, build_parser, main
 
 
@@ -86,7 +87,8 @@ def test_table_and_show(tiny_model, toy_stream, tmp_path, capsys):
     assert "figure written to" in capsys.readouterr().err
     run_dir = next(tmp_path.glob("toy-tsr-s0-*"))
     assert main(["show", str(run_dir)]) == 0
-    assert "stream metrics" in capsys.readouterr().out
+    shown = capsys.readouterr().out
+    assert "stream metrics" in shown and f"made on {cpu_model()} (" in " ".join(shown.split())
     # runs made on more than one kind of machine are named under the table; one kind says nothing
     assert "kinds of machine" not in capsys.readouterr().err
     meta = json.loads((run_dir / "run.json").read_text())

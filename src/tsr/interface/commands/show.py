@@ -14,6 +14,7 @@ EXAMPLES = """example:
 
 
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
+    from ...analysis.machines import machine_label, run_machine
     from ...engine.progress import saved_step
     from ...engine.results import load_results
     from ...engine.rundir import method_meta, phase_seconds
@@ -29,6 +30,9 @@ def cmd_show(args: argparse.Namespace, console: Console) -> int:
             if within is not None and within[0] == results.completed:
                 console.print(f"task {within[0] + 1} ({results.tasks[within[0]]}) in progress: saved at step "
                               f"{within[1]}; the same command resumes there", highlight=False)
+        machine = run_machine(Path(path))
+        if machine is not None:
+            console.print(f"made on {machine_label(machine)}", highlight=False, soft_wrap=True)
         line = phases_line(phase_seconds(Path(path)))
         if line:
             console.print(line, highlight=False)

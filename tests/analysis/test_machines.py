@@ -31,7 +31,7 @@ def test_each_kind_is_counted_and_a_run_without_a_record_is_its_own(tmp_path):
     assert unknown == 1 and kinds == {machine_label(HERE): 2, machine_label(intel): 1, machine_label(two_threads): 1}
     assert machine_label(intel) == "Intel Xeon (AVX512, torch 2.13.0+cpu, 1 thread(s))"
     note = machines_note(paths)
-    assert note.startswith("made on 4 kinds of machine (") and "not recorded: 1 run(s)" in note
+    assert note.startswith("made on 3 kinds of machine (") and "; 1 run(s) from before the record)" in note
     assert "AMD EPYC (AVX2, torch 2.13.0+cpu, 1 thread(s)): 2 run(s)" in note
     assert machine_label(HERE | {"gpu": "NVIDIA H100"}).endswith(", NVIDIA H100)")
     eager = HERE | {"compiled": False}
@@ -42,3 +42,9 @@ def test_each_kind_is_counted_and_a_run_without_a_record_is_its_own(tmp_path):
 
 def test_runs_that_all_predate_the_record_say_nothing(tmp_path):
     assert machines_note(runs(tmp_path, None, None)) == ""
+
+
+def test_one_kind_beside_runs_without_a_record_says_the_pairs_are_unknown(tmp_path):
+    note = machines_note(runs(tmp_path, HERE, None, HERE))
+    assert note == ("1 run(s) did not record their machine (the others: AMD EPYC (AVX2, torch 2.13.0+cpu, "
+                    "1 thread(s)): 2 run(s)): whether the runs of each seed shared one is not known")

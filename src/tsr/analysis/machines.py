@@ -50,13 +50,15 @@ def machine_kinds(paths: Iterable[Path]) -> tuple[Counter, int]:
 
 
 def machines_note(paths: Iterable[Path]) -> str:
-    """One line when the runs were made on more than one kind of machine (or some did not record
-    theirs while others did); empty when they share one kind."""
+    """One line when the runs were made on more than one kind of machine, or when some recorded
+    theirs and some (made before the record) did not; empty otherwise."""
     kinds, unknown = machine_kinds(paths)
-    if len(kinds) + (unknown > 0) <= 1:
-        return ""
     listed = "; ".join(f"{label}: {n} run(s)" for label, n in sorted(kinds.items()))
-    if unknown:
-        listed += f"; not recorded: {unknown} run(s)"
-    return (f"made on {len(kinds) + (unknown > 0)} kinds of machine ({listed}): runs of one seed on different "
-            "kinds are different samples, not a pair")
+    if len(kinds) > 1:
+        before = f"; {unknown} run(s) from before the record" if unknown else ""
+        return (f"made on {len(kinds)} kinds of machine ({listed}{before}): runs of one seed on different kinds "
+                "are different samples, not a pair")
+    if kinds and unknown:
+        return (f"{unknown} run(s) did not record their machine (the others: {listed}): whether the runs of each "
+                "seed shared one is not known")
+    return ""

@@ -125,6 +125,7 @@ def test_a_budget_above_the_reference_is_named_in_the_report():
     rising = budget_summary({10: arms[10], 500: arms[500]}, 500)
     assert rising["targets"]["t"]["above_reference"] == [] and "Negative headroom" not in budget_markdown(rising, ["t"])
 
+
 def test_budget_cells_name_their_seeds_and_uneven_ones_are_refused():
     """Seed 1's arms at N=20 are missing: the N=20 cell covers seed 0 only, the table says so,
     and the CLI's check refuses the sweep unless --uneven-seeds."""

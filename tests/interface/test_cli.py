@@ -53,6 +53,27 @@ def test_a_grid_says_which_task_went_on_from_saved_progress(tiny_model, toy_stre
     assert lines[0].endswith(", resumed at step 2)") and "resumed" not in lines[1]
 
 
+def test_compare_against_a_method_of_its_grid(tiny_model, toy_stream, tmp_path, capsys):
+    grid = ["compare", "paper", *small(tiny_model, toy_stream, tmp_path / "runs"), "--methods", "seqft,er",
+            "--seeds", "0", "--workers", "1"]
+    assert main([*grid, "--against", "tsr"]) == 2  # refused before anything runs
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("--against tsr: not a method of this grid (seqft, er)") and len(err.splitlines()) == 1
+    assert not (tmp_path / "runs").exists()
+    assert main([*grid, "--against", "seqft", "--md", str(tmp_path / "t.md")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    overall = {m: json.loads(next((tmp_path / "runs").glob(f"toy-{m}-s0-*/results.json")).read_text())["metrics"]
+               ["overall"] for m in ("seqft", "er")}
+    assert "paired by seed, method − seqft" in out
+    md = (tmp_path / "t.md").read_text()
+    row = next(line for line in md.split("paired by seed")[1].splitlines() if line.startswith("| er"))
+    diff = overall["er"] - overall["seqft"]
+    assert row.split(" | ")[1] == f"{diff if round(diff, 3) else 0.0:+.3f}"  # one seed: no standard error
+    assert row.endswith(f" | {int(diff > 0)} of 1 |")
+    assert main([*grid, "--report-only", "--against", "er"]) == 0
+    assert "paired by seed, method − er" in " ".join(capsys.readouterr().out.split())
+
+
 def test_table_and_show(tiny_model, toy_stream, tmp_path, capsys):
     for method in ("seqft", "tsr"):
         for seed in (0, 1):
@@ -82,6 +103,22 @@ def test_table_and_show(tiny_model, toy_stream, tmp_path, capsys):
     assert main(["table", str(tmp_path), "--format", "csv"]) == 0
     csv = capsys.readouterr().out.splitlines()
     assert csv[0] == "setting,method,metric,mean,std,n,seeds" and csv[1].endswith(",2,0 1")
+    # --against: each method minus the reference, paired by seed, from the runs' results.json
+    overall = {(m, s): json.loads(next(tmp_path.glob(f"toy-{m}-s{s}-*/results.json")).read_text())["metrics"]["overall"]
+               for m in ("seqft", "tsr") for s in (0, 1)}
+    diffs = [overall["tsr", s] - overall["seqft", s] for s in (0, 1)]
+    se = abs(diffs[0] - diffs[1]) / 2  # the sample std of two numbers over the square root of two
+    assert main(["table", str(tmp_path), "--format", "md", "--against", "seqft"]) == 0
+    md = capsys.readouterr().out
+    row = next(line for line in md.split("paired by seed, method − seqft")[1].splitlines() if line.startswith("| tsr"))
+    assert row.split(" | ")[1].startswith(f"{sum(diffs) / 2:+.3f} ± {se:.3f}")
+    assert row.endswith(f" | {sum(d > 0 for d in diffs)} of 2 |")
+    assert main(["table", str(tmp_path), "--against", "derpp"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("--against derpp: no finished run of that method among these (methods: seqft, tsr)")
+    assert len(err.splitlines()) == 1
+    assert main(["table", str(tmp_path), "--format", "latex", "--against", "seqft"]) == 2
+    assert "--against prints with --format text or md" in capsys.readouterr().err
     assert main(["table", str(tmp_path), "--plot", str(tmp_path / "plots" / "table.png")]) == 0
     assert (tmp_path / "plots" / "table.png").stat().st_size > 10_000
     assert "figure written to" in capsys.readouterr().err

@@ -115,6 +115,11 @@ def add_uneven_seeds(p: argparse.ArgumentParser) -> None:
                    "(refused otherwise); each cell lists the seeds it covers")
 
 
+def add_against(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--against", metavar="METHOD", help="also print each method minus METHOD, paired by seed "
+                   "(mean ± se over the seeds both have, and the seeds where it is ahead on Overall)")
+
+
 def add_executor_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--executor", choices=("local", "ray"), default="local",
                    help="local worker processes (default) or Ray (docs/cluster.md)")

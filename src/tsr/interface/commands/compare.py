@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ...errors import TsrError
-from ..args import (Default, add, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, executor,
+from ..args import (Default, add, add_against, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, executor,
                     option, split_items)
 from ..grid_output import grid_callbacks, print_unfinished, started_summaries
 
@@ -22,6 +22,7 @@ EXAMPLES = """examples:
   tsr compare --methods tsr --vary method.kd_weight=0.1,0.5,1,2 --seeds 0,1,2   # one run per value and seed
   tsr compare --methods er,tsr --vary train.steps=300,1000 --vary train.lr=1e-4,5e-4      # every combination
   tsr compare --methods seqft,er,tsr --seeds 0,1,2 --report-only --plot t.png   # a grid in progress, nothing trained
+  tsr compare --methods er,tsr --seeds 0,1,2,3,4 --against er     # and each method - ER paired by seed (C6's headline)
 Finished runs are reused; interrupted ones resume."""
 
 SEEDS = Default("tsr.engine.compare:SEEDS")
@@ -45,6 +46,9 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         points = plan_sweep(methods, seeds, args.vary)
     else:
         points = plan_points(csv_list(args.methods), seeds)
+    if args.against and args.against.split(" (")[0] not in {p.method for p in points}:
+        raise TsrError(f"--against {args.against}: not a method of this grid "
+                       f"({', '.join(dict.fromkeys(p.method for p in points))})")
     grid = plan_grid(config, overrides, points)
     config, overrides, points = grid.config, list(grid.overrides), list(grid.points)
     variants = len({p.variant for p in points})
@@ -85,10 +89,18 @@ def _compare_outputs(args: argparse.Namespace, console: Console, summaries: list
     console.print(agg.rich_table(cells, settings, methods, metrics, seeds=seeds))
     if uneven:
         console.print(f"cells cover different seeds ({'; '.join(uneven)}): each lists its own", highlight=False)
+    if args.against:
+        from ...analysis.versus import markdown_versus, rich_versus, versus
+
+        vs = versus(summaries, args.against, metrics)
+        console.print(rich_versus(vs, args.against, settings, methods, metrics))
     if note := machines_note(s.path for s in summaries):
         console.print(note, highlight=False, soft_wrap=True)
     if args.md:
-        write_text(Path(args.md), agg.markdown_table(cells, settings, methods, metrics, seeds=seeds))
+        text = agg.markdown_table(cells, settings, methods, metrics, seeds=seeds)
+        if args.against:
+            text += "\n" + markdown_versus(vs, args.against, settings, methods, metrics)
+        write_text(Path(args.md), text)
         console.print(f"markdown table written to {args.md}")
     if args.plot:
         from ...analysis.table_figure import write_comparison_figure
@@ -109,6 +121,7 @@ def add_parser(sub) -> None:
                    "of runs made with eval.predictions")
     p.add_argument("--md", help="also write the table as markdown to this file")
     p.add_argument("--plot", metavar="FILE.png", help="also draw the table as a figure (as tsr table --plot)")
+    add_against(p)
     add_uneven_seeds(p)
     p.add_argument("--report-only", action="store_true", help="train nothing: the table of this grid's runs "
                    "that have finished (the others are listed)")

@@ -9,12 +9,13 @@ from pathlib import Path
 from rich.console import Console
 
 from ...errors import TsrError
-from ..args import add, add_uneven_seeds
+from ..args import add, add_against, add_uneven_seeds
 
 EXAMPLES = """examples:
   tsr table runs/                           # every finished run under runs/
   tsr table runs/a runs/b --format md       # markdown for a report
   tsr table runs/table3 --format latex      # the paper's Table-3 layout
+  tsr table runs/ --against er              # and each method - ER, paired by seed
 A folder of runs is read through its index (runs/index.sqlite), brought up to date first."""
 
 
@@ -22,6 +23,8 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
     from ...analysis import table as agg
     from ...analysis.machines import machines_note
 
+    if args.against and args.format not in ("text", "md"):
+        raise TsrError(f"--against prints with --format text or md, not {args.format}")
     summaries = agg.summaries([Path(p) for p in args.runs])
     if not summaries:
         raise TsrError(f"no runs under {', '.join(args.runs)}")
@@ -30,14 +33,27 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
     seeds = agg.seed_sets(summaries)
     uneven = agg.check_seeds(seeds, args.uneven_seeds)
     pending = agg.unfinished(summaries)
+    vs = None
+    if args.against and len(pending) < len(summaries):
+        from ...analysis.versus import versus
+
+        vs = versus(summaries, args.against, metrics)
     if args.format == "md":
         sys.stdout.write(agg.markdown_table(cells, settings, methods, metrics, seeds=seeds))
+        if vs:
+            from ...analysis.versus import markdown_versus
+
+            sys.stdout.write("\n" + markdown_versus(vs, args.against, settings, methods, metrics))
     elif args.format == "csv":
         sys.stdout.write(agg.csv_table(cells, settings, methods, metrics, seeds=seeds))
     elif args.format == "latex":
         sys.stdout.write(agg.latex_table(cells, settings, methods, metrics, seeds=seeds))
     elif len(pending) < len(summaries):
         console.print(agg.rich_table(cells, settings, methods, metrics, seeds=seeds))
+        if vs:
+            from ...analysis.versus import rich_versus
+
+            console.print(rich_versus(vs, args.against, settings, methods, metrics))
         console.print(f"[dim]{len(summaries) - len(pending)} finished runs[/]")
     else:  # a grid that has only started: no table, the runs in progress below
         console.print("no run has finished yet", highlight=False)
@@ -68,6 +84,7 @@ def add_parser(sub) -> None:
     p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
     p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
                    "of runs made with eval.predictions")
+    add_against(p)
     add_uneven_seeds(p)
     p.add_argument("--plot", metavar="FILE.png", help="also draw Overall and BWT (with --loss their loss twins) per "
                    "method, each run a dot, into this image")

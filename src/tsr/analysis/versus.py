@@ -1,0 +1,113 @@
+"""A comparison's methods against one of them, paired by seed (``tsr compare --against``,
+``tsr table --against``).
+
+The comparison table gives each method mean ± std over seeds; a claim such as "TSR ≥ ER" is
+judged on the difference of the two methods' runs of the same seed (docs/claims.md), whose
+spread is usually far smaller than either method's. This module computes that difference for
+every method of a setting against the reference method of the same setting, over the seeds
+both have: mean ± standard error, and the seeds where the method is ahead on Overall (lower is
+ahead for a loss metric, which the ``ahead`` count does not cover).
+"""
+
+from __future__ import annotations
+
+from rich.table import Table
+
+from ..errors import TsrError
+from .cells import fmt_paired, paired
+from .numbers import MISSING
+from .table import Labels, RunSummary, metric_value, run_labels
+
+Versus = dict[str, dict[str, dict[str, dict]]]  # {setting: {method: {metric: paired difference}}}
+
+TITLE = "paired by seed, method − {ref}: mean ± se over the seeds both have (* beyond two standard errors)"
+
+
+def reference_row(rows: list[str], reference: str) -> str | None:
+    """The row of a setting that ``reference`` names: the row of that label, else the one row of
+    that method when its rows carry parameters (``tsr (kd_weight=0.5)``); None where it has none."""
+    if reference in rows:
+        return reference
+    same = [r for r in rows if r.split(" (")[0] == reference]
+    if len(same) > 1:
+        raise TsrError(f"--against {reference}: the method has several rows ({', '.join(same)}); name one of them")
+    return same[0] if same else None
+
+
+def versus(summaries: list[RunSummary], reference: str, metrics: tuple[str, ...],
+           labels: Labels | None = None) -> Versus:
+    """``{setting: {method: {metric: paired}}}``: each finished method of a setting minus that
+    setting's ``reference`` row, paired by seed (:func:`tsr.analysis.cells.paired`). Settings
+    without the reference are left out; none having it is a one-line :class:`TsrError`."""
+    labels = labels if labels is not None else run_labels(summaries)
+    cells: dict[str, dict[str, dict]] = {}
+    for s in summaries:
+        if s.finished:
+            setting, method = labels[s.path]
+            seeds = cells.setdefault(setting, {}).setdefault(method, {"seeds": {}})["seeds"]
+            seeds[s.seed] = {m: metric_value(s.metrics, m) for m in metrics}
+    out: Versus = {}
+    for setting, rows in cells.items():
+        ref = reference_row(list(rows), reference)
+        if ref is not None:
+            out[setting] = {method: {m: paired(cell, rows[ref], m) for m in metrics}
+                            for method, cell in rows.items() if method != ref}
+    if not out:
+        methods = sorted({m for rows in cells.values() for m in rows})
+        raise TsrError(f"--against {reference}: no finished run of that method among these "
+                       f"(methods: {', '.join(methods) or 'none'})")
+    return out
+
+
+def _ahead(diffs: dict[str, dict]) -> str:
+    d = diffs.get("overall")
+    return f"{d['wins']} of {d['n']}" if d and d["n"] else MISSING
+
+
+def _rows(vs: Versus, settings: list[str], methods: list[str], metrics: tuple[str, ...]):
+    for method in methods:
+        if not any(method in vs.get(s, {}) for s in settings):
+            continue
+        row = [method]
+        for setting in settings:
+            diffs = vs.get(setting, {}).get(method, {})
+            row += [fmt_paired(diffs.get(m)) for m in metrics] + [_ahead(diffs) if diffs else MISSING]
+        yield row
+
+
+def _settings(vs: Versus, order: list[str]) -> list[str]:
+    return [s for s in order if s in vs] + sorted(s for s in vs if s not in order)
+
+
+def rich_versus(vs: Versus, reference: str, settings: list[str], methods: list[str],
+                metrics: tuple[str, ...]) -> Table:
+    """The paired differences as a console table, in the comparison table's row order."""
+    shown = _settings(vs, settings)
+    table = Table(title=TITLE.format(ref=reference))
+    table.add_column("method", style="bold")
+    for s in shown:
+        for m in (*metrics, "ahead (overall)"):
+            table.add_column(f"{s}\n{m}", justify="right")
+    for row in _rows(vs, shown, methods, metrics):
+        table.add_row(*row)
+    return table
+
+
+def markdown_versus(vs: Versus, reference: str, settings: list[str], methods: list[str],
+                    metrics: tuple[str, ...]) -> str:
+    """The same as markdown, under a line that says what the cells are."""
+    shown = _settings(vs, settings)
+    header = ["method"] + [f"{s} {m}" for s in shown for m in (*metrics, "ahead (overall)")]
+    lines = [TITLE.format(ref=reference), "", "| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(r) + " |" for r in _rows(vs, shown, methods, metrics)]
+    return "\n".join(lines) + "\n"
+
+
+def csv_versus(vs: Versus, reference: str) -> str:
+    """One line per setting, method and metric: the paired difference's numbers."""
+    out = ["setting,method,reference,metric,mean,se,n,ahead"]
+    for setting, rows in vs.items():
+        for method, diffs in rows.items():
+            for m, d in diffs.items():
+                out.append(f"{setting},{method},{reference},{m},{d['mean']:.6f},{d['se']:.6f},{d['n']},{d['wins']}")
+    return "\n".join(out) + "\n"

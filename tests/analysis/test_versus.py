@@ -72,3 +72,26 @@ def test_a_reference_without_finished_runs_is_one_line():
     with pytest.raises(TsrError, match=r"^--against derpp: no finished run of that method among these "
                                        r"\(methods: er, tsr\)$"):
         versus([run("er", 0, 0.5), run("tsr", 0, 0.6), run("derpp", 0, 0.6, completed=1)], "derpp", METRICS)
+
+
+def test_pairs_made_on_two_kinds_of_machine_are_named(tmp_path):
+    import json
+
+    from tsr.analysis.versus import mixed_pairs, mixed_pairs_line
+
+    here = {"cpu": "AMD EPYC", "cpu_capability": "AVX2", "torch": "2.13.0+cpu", "threads": 1, "compiled": True}
+    machines = {("er", 0): here, ("tsr", 0): here,                                      # one kind: a pair
+                ("er", 1): here, ("tsr", 1): {**here, "cpu": "Intel Xeon", "cpu_capability": "AVX512"},
+                ("er", 2): here, ("tsr", 2): {**here, "compiled": False},               # eager against compiled
+                ("er", 3): None, ("tsr", 3): here}                                      # no record: not counted
+    runs = []
+    for (method, seed), machine in machines.items():
+        path = tmp_path / f"{method}-{seed}"
+        path.mkdir()
+        (path / "run.json").write_text(json.dumps({"seed": seed} | ({"machine": machine} if machine else {})))
+        runs.append(RunSummary(path, method, seed, SETTING, {"overall": 0.5, "plas": 0.5, "bwt": 0.0}))
+    assert mixed_pairs(runs, "er") == ["tsr seed 1", "tsr seed 2"]
+    assert mixed_pairs(runs, "tsr") == ["er seed 1", "er seed 2"]
+    assert mixed_pairs_line(mixed_pairs(runs, "er"), "er") == (
+        "2 pair(s) against er were made on two kinds of machine, so are two samples, not a pair: tsr seed 1, tsr seed 2")
+    assert mixed_pairs_line([], "er") == ""

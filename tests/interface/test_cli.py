@@ -133,6 +133,9 @@ def test_table_and_show(tiny_model, toy_stream, tmp_path, capsys):
     assert main(["table", str(tmp_path)]) == 0
     err = " ".join(capsys.readouterr().err.split())
     assert "made on 2 kinds of machine (" in err and "Other CPU (" in err and ": 1 run(s)" in err and ": 3 run(s)" in err
+    assert main(["table", str(tmp_path), "--against", "seqft"]) == 0  # the pair that straddles the two is named
+    assert ("1 pair(s) against seqft were made on two kinds of machine, so are two samples, not a pair: tsr seed 0"
+            in " ".join(capsys.readouterr().err.split()))
 
 
 @pytest.mark.parametrize("args,fragment", [

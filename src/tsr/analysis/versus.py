@@ -15,6 +15,7 @@ from rich.table import Table
 
 from ..errors import TsrError
 from .cells import fmt_paired, paired
+from .machines import machine_label, run_machine
 from .numbers import MISSING
 from .table import Labels, RunSummary, metric_value, run_labels
 
@@ -34,29 +35,60 @@ def reference_row(rows: list[str], reference: str) -> str | None:
     return same[0] if same else None
 
 
+def _runs(summaries: list[RunSummary], labels: Labels) -> dict[str, dict[str, dict[int, RunSummary]]]:
+    """``{setting: {method: {seed: run}}}`` of the finished runs."""
+    out: dict[str, dict[str, dict[int, RunSummary]]] = {}
+    for s in summaries:
+        if s.finished:
+            setting, method = labels[s.path]
+            out.setdefault(setting, {}).setdefault(method, {})[s.seed] = s
+    return out
+
+
 def versus(summaries: list[RunSummary], reference: str, metrics: tuple[str, ...],
            labels: Labels | None = None) -> Versus:
     """``{setting: {method: {metric: paired}}}``: each finished method of a setting minus that
     setting's ``reference`` row, paired by seed (:func:`tsr.analysis.cells.paired`). Settings
     without the reference are left out; none having it is a one-line :class:`TsrError`."""
-    labels = labels if labels is not None else run_labels(summaries)
-    cells: dict[str, dict[str, dict]] = {}
-    for s in summaries:
-        if s.finished:
-            setting, method = labels[s.path]
-            seeds = cells.setdefault(setting, {}).setdefault(method, {"seeds": {}})["seeds"]
-            seeds[s.seed] = {m: metric_value(s.metrics, m) for m in metrics}
+    runs = _runs(summaries, labels if labels is not None else run_labels(summaries))
     out: Versus = {}
-    for setting, rows in cells.items():
+    for setting, rows in runs.items():
+        cells = {method: {"seeds": {seed: {m: metric_value(s.metrics, m) for m in metrics} for seed, s in by.items()}}
+                 for method, by in rows.items()}
         ref = reference_row(list(rows), reference)
         if ref is not None:
-            out[setting] = {method: {m: paired(cell, rows[ref], m) for m in metrics}
-                            for method, cell in rows.items() if method != ref}
+            out[setting] = {method: {m: paired(cell, cells[ref], m) for m in metrics}
+                            for method, cell in cells.items() if method != ref}
     if not out:
-        methods = sorted({m for rows in cells.values() for m in rows})
+        methods = sorted({m for rows in runs.values() for m in rows})
         raise TsrError(f"--against {reference}: no finished run of that method among these "
                        f"(methods: {', '.join(methods) or 'none'})")
     return out
+
+
+def mixed_pairs(summaries: list[RunSummary], reference: str, labels: Labels | None = None) -> list[str]:
+    """The pairs of :func:`versus` whose two runs recorded different kinds of machine
+    (:mod:`tsr.analysis.machines`): ``method seed N`` (with the setting where there are several).
+    Such a difference is two independent samples, not a pair; runs without a record are not
+    counted (the machines line says when there are any)."""
+    runs = _runs(summaries, labels if labels is not None else run_labels(summaries))
+    out = []
+    for setting, rows in runs.items():
+        ref = reference_row(list(rows), reference)
+        for method, by in rows.items():
+            if ref is None or method == ref:
+                continue
+            for seed in sorted(set(by) & set(rows[ref])):
+                kinds = [run_machine(s.path) for s in (by[seed], rows[ref][seed])]
+                if None not in kinds and machine_label(kinds[0]) != machine_label(kinds[1]):
+                    out.append(f"{method} seed {seed}" + (f" ({setting})" if len(runs) > 1 else ""))
+    return out
+
+
+def mixed_pairs_line(pairs: list[str], reference: str) -> str:
+    """One line naming the pairs made on two kinds of machine; empty where there are none."""
+    return (f"{len(pairs)} pair(s) against {reference} were made on two kinds of machine, so are two samples, "
+            f"not a pair: {', '.join(pairs)}") if pairs else ""
 
 
 def _ahead(diffs: dict[str, dict]) -> str:

@@ -90,10 +90,12 @@ def _compare_outputs(args: argparse.Namespace, console: Console, summaries: list
     if uneven:
         console.print(f"cells cover different seeds ({'; '.join(uneven)}): each lists its own", highlight=False)
     if args.against:
-        from ...analysis.versus import markdown_versus, rich_versus, versus
+        from ...analysis.versus import markdown_versus, mixed_pairs, mixed_pairs_line, rich_versus, versus
 
         vs = versus(summaries, args.against, metrics)
         console.print(rich_versus(vs, args.against, settings, methods, metrics))
+        if line := mixed_pairs_line(mixed_pairs(summaries, args.against), args.against):
+            console.print(line, highlight=False, soft_wrap=True)
     if note := machines_note(s.path for s in summaries):
         console.print(note, highlight=False, soft_wrap=True)
     if args.md:

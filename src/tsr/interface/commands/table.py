@@ -60,6 +60,11 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
     if uneven:
         Console(stderr=True).print(f"cells cover different seeds ({'; '.join(uneven)}): each lists its own",
                                    highlight=False, soft_wrap=True)
+    if vs:
+        from ...analysis.versus import mixed_pairs, mixed_pairs_line
+
+        if line := mixed_pairs_line(mixed_pairs(summaries, args.against), args.against):
+            Console(stderr=True).print(line, highlight=False, soft_wrap=True)
     if note := machines_note(s.path for s in summaries):
         Console(stderr=True).print(note, highlight=False, soft_wrap=True)
     if args.plot:

@@ -134,12 +134,3 @@ def markdown_versus(vs: Versus, reference: str, settings: list[str], methods: li
     lines += ["| " + " | ".join(r) + " |" for r in _rows(vs, shown, methods, metrics)]
     return "\n".join(lines) + "\n"
 
-
-def csv_versus(vs: Versus, reference: str) -> str:
-    """One line per setting, method and metric: the paired difference's numbers."""
-    out = ["setting,method,reference,metric,mean,se,n,ahead"]
-    for setting, rows in vs.items():
-        for method, diffs in rows.items():
-            for m, d in diffs.items():
-                out.append(f"{setting},{method},{reference},{m},{d['mean']:.6f},{d['se']:.6f},{d['n']},{d['wins']}")
-    return "\n".join(out) + "\n"

@@ -9,8 +9,8 @@ from pathlib import Path
 from rich.console import Console
 
 from ...errors import TsrError
-from ..args import (Default, add, add_against, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, executor,
-                    option, split_items)
+from ..args import (Default, add, add_against, add_executor_flags, add_items, add_uneven_seeds, add_workers,
+                    csv_list, executor, option, split_items)
 from ..grid_output import grid_callbacks, print_unfinished, started_summaries
 
 EXAMPLES = """examples:
@@ -90,18 +90,18 @@ def _compare_outputs(args: argparse.Namespace, console: Console, summaries: list
     if uneven:
         console.print(f"cells cover different seeds ({'; '.join(uneven)}): each lists its own", highlight=False)
     if args.against:
-        from ...analysis.versus import markdown_versus, mixed_pairs, mixed_pairs_line, rich_versus, versus
+        from ...analysis import versus as paired_view
 
-        vs = versus(summaries, args.against, metrics)
-        console.print(rich_versus(vs, args.against, settings, methods, metrics))
-        if line := mixed_pairs_line(mixed_pairs(summaries, args.against), args.against):
+        vs = paired_view.versus(summaries, args.against, metrics)
+        console.print(paired_view.rich_versus(vs, args.against, settings, methods, metrics))
+        if line := paired_view.mixed_pairs_line(paired_view.mixed_pairs(summaries, args.against), args.against):
             console.print(line, highlight=False, soft_wrap=True)
     if note := machines_note(s.path for s in summaries):
         console.print(note, highlight=False, soft_wrap=True)
     if args.md:
         text = agg.markdown_table(cells, settings, methods, metrics, seeds=seeds)
         if args.against:
-            text += "\n" + markdown_versus(vs, args.against, settings, methods, metrics)
+            text += "\n" + paired_view.markdown_versus(vs, args.against, settings, methods, metrics)
         write_text(Path(args.md), text)
         console.print(f"markdown table written to {args.md}")
     if args.plot:

@@ -35,15 +35,13 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
     pending = agg.unfinished(summaries)
     vs = None
     if args.against and len(pending) < len(summaries):
-        from ...analysis.versus import versus
+        from ...analysis import versus as paired_view
 
-        vs = versus(summaries, args.against, metrics)
+        vs = paired_view.versus(summaries, args.against, metrics)
     if args.format == "md":
         sys.stdout.write(agg.markdown_table(cells, settings, methods, metrics, seeds=seeds))
         if vs:
-            from ...analysis.versus import markdown_versus
-
-            sys.stdout.write("\n" + markdown_versus(vs, args.against, settings, methods, metrics))
+            sys.stdout.write("\n" + paired_view.markdown_versus(vs, args.against, settings, methods, metrics))
     elif args.format == "csv":
         sys.stdout.write(agg.csv_table(cells, settings, methods, metrics, seeds=seeds))
     elif args.format == "latex":
@@ -51,20 +49,15 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
     elif len(pending) < len(summaries):
         console.print(agg.rich_table(cells, settings, methods, metrics, seeds=seeds))
         if vs:
-            from ...analysis.versus import rich_versus
-
-            console.print(rich_versus(vs, args.against, settings, methods, metrics))
+            console.print(paired_view.rich_versus(vs, args.against, settings, methods, metrics))
         console.print(f"[dim]{len(summaries) - len(pending)} finished runs[/]")
     else:  # a grid that has only started: no table, the runs in progress below
         console.print("no run has finished yet", highlight=False)
     if uneven:
         Console(stderr=True).print(f"cells cover different seeds ({'; '.join(uneven)}): each lists its own",
                                    highlight=False, soft_wrap=True)
-    if vs:
-        from ...analysis.versus import mixed_pairs, mixed_pairs_line
-
-        if line := mixed_pairs_line(mixed_pairs(summaries, args.against), args.against):
-            Console(stderr=True).print(line, highlight=False, soft_wrap=True)
+    if vs and (line := paired_view.mixed_pairs_line(paired_view.mixed_pairs(summaries, args.against), args.against)):
+        Console(stderr=True).print(line, highlight=False, soft_wrap=True)
     if note := machines_note(s.path for s in summaries):
         Console(stderr=True).print(note, highlight=False, soft_wrap=True)
     if args.plot:

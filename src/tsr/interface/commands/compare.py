@@ -83,8 +83,9 @@ def _compare_outputs(args: argparse.Namespace, console: Console, summaries: list
     from ...atomic import write_text
 
     metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
-    cells, settings, methods = agg.aggregate(summaries, metrics)
-    seeds = agg.seed_sets(summaries)
+    labels = agg.run_labels(summaries)  # one naming of every run for the tables below
+    cells, settings, methods = agg.aggregate(summaries, metrics, labels)
+    seeds = agg.seed_sets(summaries, labels)
     uneven = agg.check_seeds(seeds, args.uneven_seeds)
     console.print(agg.rich_table(cells, settings, methods, metrics, seeds=seeds))
     if uneven:
@@ -92,9 +93,10 @@ def _compare_outputs(args: argparse.Namespace, console: Console, summaries: list
     if args.against:
         from ...analysis import versus as paired_view
 
-        vs = paired_view.versus(summaries, args.against, metrics)
+        vs = paired_view.versus(summaries, args.against, metrics, labels)
         console.print(paired_view.rich_versus(vs, args.against, settings, methods, metrics))
-        if line := paired_view.mixed_pairs_line(paired_view.mixed_pairs(summaries, args.against), args.against):
+        mixed = paired_view.mixed_pairs(summaries, args.against, labels)
+        if line := paired_view.mixed_pairs_line(mixed, args.against):
             console.print(line, highlight=False, soft_wrap=True)
     if note := machines_note(s.path for s in summaries):
         console.print(note, highlight=False, soft_wrap=True)

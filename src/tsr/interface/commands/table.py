@@ -29,15 +29,16 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
     if not summaries:
         raise TsrError(f"no runs under {', '.join(args.runs)}")
     metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
-    cells, settings, methods = agg.aggregate(summaries, metrics)
-    seeds = agg.seed_sets(summaries)
+    labels = agg.run_labels(summaries)  # one naming of every run for the tables below
+    cells, settings, methods = agg.aggregate(summaries, metrics, labels)
+    seeds = agg.seed_sets(summaries, labels)
     uneven = agg.check_seeds(seeds, args.uneven_seeds)
     pending = agg.unfinished(summaries)
     vs = None
     if args.against and len(pending) < len(summaries):
         from ...analysis import versus as paired_view
 
-        vs = paired_view.versus(summaries, args.against, metrics)
+        vs = paired_view.versus(summaries, args.against, metrics, labels)
     if args.format == "md":
         sys.stdout.write(agg.markdown_table(cells, settings, methods, metrics, seeds=seeds))
         if vs:
@@ -56,8 +57,10 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
     if uneven:
         Console(stderr=True).print(f"cells cover different seeds ({'; '.join(uneven)}): each lists its own",
                                    highlight=False, soft_wrap=True)
-    if vs and (line := paired_view.mixed_pairs_line(paired_view.mixed_pairs(summaries, args.against), args.against)):
-        Console(stderr=True).print(line, highlight=False, soft_wrap=True)
+    if vs:
+        mixed = paired_view.mixed_pairs(summaries, args.against, labels)
+        if line := paired_view.mixed_pairs_line(mixed, args.against):
+            Console(stderr=True).print(line, highlight=False, soft_wrap=True)
     if note := machines_note(s.path for s in summaries):
         Console(stderr=True).print(note, highlight=False, soft_wrap=True)
     if args.plot:

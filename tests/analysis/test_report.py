@@ -261,3 +261,67 @@ def test_audit_reports_are_sections_with_their_command_and_figure(grid, tmp_path
     refuse(capsys, tmp_path, ["report", str(alone)], f"{alone}: unreadable audit report")
     (alone / "kd.json").write_text("[]")
     refuse(capsys, tmp_path, ["report", str(alone)], "not an audit report")
+
+
+def _overall(run_dir: Path) -> float:
+    return load_results(run_dir).metrics()["overall"]
+
+
+def test_against_a_method_adds_its_paired_section_with_each_seed(grid, monkeypatch):
+    import tsr.analysis.report_versus as section
+
+    drawn = {}
+    real = section.paired_figure
+    monkeypatch.setattr(section, "paired_figure", lambda diffs, *a, **k: drawn.update(diffs) or real(diffs, *a, **k))
+    page, _ = build_report(grid, against="seqft")
+    assert '<h2 id="paired">' in page and 'href="#paired"' in page
+    # tsr - seqft seed by seed, from the runs' own results (seqft's Overall is 0.25 and 0.75 by hand)
+    diffs = [_overall(next(grid.glob(f"toy-tsr-s{s}-*"))) - (0.25, 0.75)[s] for s in (0, 1)]
+    ((header, row),) = _tables(page, "paired")
+    assert header[:2] == ["method", "Overall − seqft"] and row[0] == "tsr"
+    mean, se = statistics.fmean(diffs), statistics.stdev(diffs) / 2 ** 0.5
+    assert row[1] == f"{mean if round(mean, 3) else 0.0:+.3f} ± {se:.3f}" + (" *" if abs(mean) > 2 * se else "")
+    assert row[4] == f"{sum(d > 0 for d in diffs)} of 2"
+    (setting,) = drawn
+    assert drawn[setting]["tsr"] == pytest.approx({0: diffs[0], 1: diffs[1]})  # the unfinished run is no pair
+    assert _section(page, "paired").count("<img") == 1
+    assert 'style="background:rgb(' in _section(page, "paired")  # Overall's cell is shaded by its sign
+    assert "two kinds of machine" not in page  # every run of the grid was made here
+
+
+def test_against_a_method_without_runs_is_one_line_and_writes_nothing(grid, tmp_path, capsys):
+    root = tmp_path / "g"
+    shutil.copytree(grid, root, ignore=shutil.ignore_patterns("probe-*"))
+    refuse(capsys, root, ["report", str(root), "--against", "derpp"], "--against derpp: no finished run")
+    probe_only = tmp_path / "p"
+    shutil.copytree(grid / "probe-toy", probe_only / "probe-toy")
+    refuse(capsys, probe_only, ["report", str(probe_only), "--against", "er"], "holds no run to pair")
+
+
+def test_runs_made_on_two_kinds_of_machine_are_said_in_the_header_and_the_pairs(grid, tmp_path):
+    root = tmp_path / "g"
+    shutil.copytree(grid, root, ignore=shutil.ignore_patterns("probe-*", "half"))
+    meta_file = next(root.glob("toy-tsr-s1-*")) / "run.json"
+    meta = json.loads(meta_file.read_text())
+    meta["machine"] = {**meta["machine"], "cpu": "Another CPU"}
+    meta_file.write_text(json.dumps(meta))
+    page, _ = build_report(root, against="seqft")
+    header = page[:page.index("<nav>")]
+    assert "Machines: made on 2 kinds of machine" in header and "Another CPU" in header
+    assert "1 pair(s) against seqft were made on two kinds of machine" in _section(page, "paired")
+    assert "tsr seed 1" in _section(page, "paired")
+    plain, _ = build_report(grid)
+    assert "Machines:" not in plain and '<h2 id="paired">' not in plain
+
+
+def test_a_paired_cell_is_shaded_by_its_difference_against_its_noise():
+    from tsr.analysis.report_versus import _shade
+
+    deepest_green, deepest_red, white = "background:rgb(105,205,105)", "background:rgb(255,120,120)", \
+        "background:rgb(255,255,255)"
+    assert _shade({"mean": 0.10, "se": 0.01, "n": 5}) == deepest_green   # ten standard errors: clipped
+    assert _shade({"mean": -0.05, "se": 0.025, "n": 5}) == deepest_red   # exactly two
+    assert _shade({"mean": 0.0, "se": 0.02, "n": 5}) == white
+    half = _shade({"mean": 0.02, "se": 0.02, "n": 5})                    # one standard error: half way
+    assert half == "background:rgb(180,230,180)"
+    assert _shade({"mean": 0.3, "se": float("nan"), "n": 1}) == ""      # one seed: no noise to judge by

@@ -28,7 +28,7 @@ import yaml
 from badinputs import TINY
 from test_report import _section, _tables
 from toy import write_toy_stream
-from tsr.analysis import report, report_table
+from tsr.analysis import report, report_table, report_versus
 from tsr.analysis.report import build_report
 from tsr.analysis.titles import title_boxes
 from tsr.engine.results import load_results
@@ -121,10 +121,10 @@ def test_no_title_leaves_its_figure_or_runs_into_another(long_grid, monkeypatch)
         boxes.append((fig.bbox.width, fig.bbox.height, title_boxes(fig)))
         return real(fig, *args, **kwargs)
 
-    for module in (report, report_table):
+    for module in (report, report_table, report_versus):
         monkeypatch.setattr(module, "png_bytes", measured)
-    build_report(long_grid)
-    assert len(boxes) >= 10
+    build_report(long_grid, against="seqft")  # the paired figure too: its panels carry the settings' labels
+    assert len(boxes) >= 11
     for width, height, titles in boxes:
         for text, (x0, y0, x1, y1) in titles:
             assert x0 >= -0.5 and y0 >= -0.5 and x1 <= width + 0.5 and y1 <= height + 0.5, (text, width, (x0, x1))
@@ -159,7 +159,7 @@ def test_chromium_renders_the_page_with_nothing_clipped(long_grid, tmp_path, wid
     from PIL import Image
 
     out = tmp_path / "report.html"
-    assert main(["report", str(long_grid), "--out", str(out)]) == 0
+    assert main(["report", str(long_grid), "--out", str(out), "--against", "seqft"]) == 0
     html = out.read_text(encoding="utf-8")
     probe = tmp_path / "measured.html"
     probe.write_text(html.replace("</body>", MEASURE, 1), encoding="utf-8")

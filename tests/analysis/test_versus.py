@@ -93,3 +93,36 @@ def test_pairs_made_on_two_kinds_of_machine_are_named(tmp_path):
         "2 pair(s) against er were made on two kinds of machine, so are two samples, not a pair: "
         "tsr seed 1, tsr seed 2")
     assert mixed_pairs_line([], "er") == ""
+
+
+def test_seed_differences_are_the_pairs_the_means_summarise():
+    from tsr.analysis.versus import seed_differences
+
+    runs = [run("er", 0, 0.70), run("er", 1, 0.80), run("er", 2, 0.60, completed=1),
+            run("tsr", 0, 0.75), run("tsr", 1, 0.70), run("tsr", 2, 0.90), run("tsr", 3, 0.99)]
+    diffs = seed_differences(runs, "er")
+    assert diffs == {SETTING: {"tsr": pytest.approx({0: 0.05, 1: -0.10})}}  # ER seed 2 unfinished, 3 absent
+    vs = versus(runs, "er", METRICS)[SETTING]["tsr"]["overall"]
+    assert vs["mean"] == pytest.approx(sum(diffs[SETTING]["tsr"].values()) / 2) and vs["n"] == 2
+    assert seed_differences(runs, "er", "bwt")[SETTING]["tsr"] == {0: 0.0, 1: 0.0}
+    assert seed_differences(runs, "seqft") == {}  # no such reference: nothing to pair
+
+
+def test_the_paired_figure_draws_each_seed_and_the_mean_with_its_bars():
+    from tsr.analysis.versus import seed_differences
+    from tsr.analysis.versus_figure import paired_figure
+
+    runs = [run(m, s, v) for m, values in (("er", (0.5, 0.6, 0.7)), ("tsr", (0.6, 0.6, 0.9)),
+                                           ("ewc", (0.1, 0.2, 0.3))) for s, v in enumerate(values)]
+    diffs, vs = seed_differences(runs, "er"), versus(runs, "er", METRICS)
+    fig = paired_figure(diffs, vs, "er", [SETTING], ["er", "ewc", "tsr"])
+    (ax,) = fig.axes
+    dots = [sorted(c.get_offsets()[:, 0].round(6)) for c in ax.collections if c.get_offsets().shape[0] == 3]
+    assert dots == [[-0.4, -0.4, -0.4], [0.0, 0.1, 0.2]]  # ewc's row first (the order given), then tsr's
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["ewc  (0 of 3 ahead)", "tsr  (2 of 3 ahead)"]
+    means = [line.get_xdata()[0] for line in ax.lines if line.get_marker() == "o"]
+    assert means == pytest.approx([-0.4, 0.1])
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)

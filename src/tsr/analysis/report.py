@@ -6,7 +6,9 @@ but the seed; unfinished runs are listed apart; generation metrics where runs co
 run's results matrix, TSR's routing weights per task, the training loss over the steps from
 each run's log, for each probe folder its headroom, transfer matrix and signature audit
 (:mod:`tsr.analysis.report_probe`), and each audit folder's command and figure
-(:mod:`tsr.analysis.report_audits`). A section appears only when its data exists. Everything is
+(:mod:`tsr.analysis.report_audits`); with ``--against METHOD``, every method minus METHOD paired
+by seed (:mod:`tsr.analysis.report_versus`). The header says when the runs were made on more
+than one kind of machine (:mod:`tsr.analysis.machines`). A section appears only when its data exists. Everything is
 read from the saved files (``results.json``, ``config.yaml``, ``run.json``, ``progress.jsonl``,
 a probe's ``report.json``); nothing is recomputed but the metrics, as `tsr table` does. Settings
 are named once for the page (:func:`tsr.analysis.table.run_labels` over every run on it), and
@@ -28,9 +30,11 @@ from ..errors import RunError, reason
 from .curves import loss_curves_figure
 from .heatmap import results_figure, routing_figure
 from .html import Cell, esc, figure, page, png_bytes, table, text
+from .machines import machines_note
 from .report_audits import Audit, audit_section, find_audits
 from .report_probe import Probe, find_probes, load_probe, probe_section
 from .report_table import comparison_section, metrics_line
+from .report_versus import paired_section
 from .runlog import read_loss_log
 from .table import METHOD_ORDER, Labels, RunSummary, find_runs, run_labels, summarise
 
@@ -213,20 +217,25 @@ def _runs(found: Found) -> str:
                                                  f"Under {esc(found.root)}.", numeric={2, 4})
 
 
-def build_report(root: Path) -> tuple[str, Found]:
-    """The HTML page for ``root`` and what it was built from."""
+def build_report(root: Path, against: str | None = None) -> tuple[str, Found]:
+    """The HTML page for ``root`` and what it was built from; ``against``: a method (a row of
+    the comparison table) every other is paired with, seed by seed, in a section of its own."""
     import matplotlib
 
     found = collect(root)
     # names in figures are text, never mathtext: a task called `$\frac{$` must not stop the page
     with matplotlib.rc_context({"text.parse_math": False}):
-        return _page(found), found
+        return _page(found, against), found
 
 
-def _page(found: Found) -> str:
+def _page(found: Found, against: str | None = None) -> str:
     sections: list[tuple[str, str, str]] = []   # (anchor, name, html)
     if found.runs or found.started:
         sections.append(("table", "Comparison table", comparison_section(found)))
+    if against is not None:
+        if not found.runs:
+            raise RunError(f"--against {against}: {found.root} holds no run to pair")
+        sections.append(("paired", f"Paired against {against}", paired_section(found, against)))
     if found.runs:
         sections.append(("matrices", "Results matrices", _matrices(found)))
         sections += [(a, n, h) for a, n, h in (("routing", "Routing weights", _routing(found)),
@@ -240,21 +249,24 @@ def _page(found: Found) -> str:
         sections.append(("runs", "Runs", _runs(found)))
     finished = len(found.runs) - sum(not r.results.finished for r in found.runs)
     settings = len({r.setting for r in found.runs})
+    machines = machines_note(r.path for r in found.runs)
     header = (f"<p>Folder <code>{esc(found.root.resolve())}</code></p>\n"
               f"<p>{finished} finished run(s), {found.unfinished} unfinished, in {settings} setting(s); "
               f"{len(found.probes)} probe report(s), {len(found.audits)} audit report(s).</p>\n"
+              + (f'<p class="problem">Machines: {esc(machines)}.</p>\n' if machines else "") +
               f"<p>Generated {esc(datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z'))} "
               f"by tsr {__version__}.</p>")
     title = f"tsr report · {found.root.resolve().name}"
     return page(title, header, [(a, n) for a, n, _ in sections], [h for _, _, h in sections])
 
 
-def write_html_report(root: Path, out: Path | None = None) -> tuple[Path, Found]:
-    """Write the page for ``root`` to ``out`` (default ``<root>/report.html``) atomically."""
+def write_html_report(root: Path, out: Path | None = None, against: str | None = None) -> tuple[Path, Found]:
+    """Write the page for ``root`` to ``out`` (default ``<root>/report.html``) atomically
+    (``against``: as :func:`build_report`)."""
     out = Path(out) if out is not None else Path(root) / "report.html"
     if out.is_dir():
         raise RunError(f"{out}: is a folder; give the report's file name")
-    page_html, found = build_report(root)
+    page_html, found = build_report(root, against)
     try:
         write_text(out, page_html)
     except OSError as err:

@@ -11,6 +11,8 @@ ahead for a loss metric, which the ``ahead`` count does not cover).
 
 from __future__ import annotations
 
+import math
+
 from rich.table import Table
 
 from ..errors import TsrError
@@ -63,6 +65,25 @@ def versus(summaries: list[RunSummary], reference: str, metrics: tuple[str, ...]
         methods = sorted({m for rows in runs.values() for m in rows})
         raise TsrError(f"--against {reference}: no finished run of that method among these "
                        f"(methods: {', '.join(methods) or 'none'})")
+    return out
+
+
+def seed_differences(summaries: list[RunSummary], reference: str, metric: str = "overall",
+                     labels: Labels | None = None) -> dict[str, dict[str, dict[int, float]]]:
+    """``{setting: {method: {seed: difference}}}``: each finished method's ``metric`` minus its
+    setting's ``reference`` row, seed by seed, over the seeds both have (the pairs that
+    :func:`versus` summarises; a missing value is left out, as there)."""
+    runs = _runs(summaries, labels if labels is not None else run_labels(summaries))
+    out: dict[str, dict[str, dict[int, float]]] = {}
+    for setting, rows in runs.items():
+        ref = reference_row(list(rows), reference)
+        if ref is None:
+            continue
+        for method, by in rows.items():
+            if method != ref:
+                diffs = {seed: metric_value(by[seed].metrics, metric) - metric_value(rows[ref][seed].metrics, metric)
+                         for seed in sorted(set(by) & set(rows[ref]))}
+                out.setdefault(setting, {})[method] = {s: d for s, d in diffs.items() if not math.isnan(d)}
     return out
 
 

@@ -38,10 +38,14 @@ def test_sigterm_stops_the_probe_and_its_workers(tiny_model, toy_stream, tmp_pat
            "--seeds", "0,1,2", "--workers", "2", "--arms", "target", "--out", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    deadline = time.time() + 120
+    deadline = time.time() + 300  # one arm takes seconds alone, minutes on a machine shared with a grid
     while not list((out / "arms").glob("*.json")) and time.time() < deadline and proc.poll() is None:
         time.sleep(0.2)  # wait until the workers have finished one arm
     assert proc.poll() is None, proc.communicate()
+    if not list((out / "arms").glob("*.json")):
+        proc.kill()
+        proc.communicate()
+        pytest.fail("no arm finished in 300 s: the test needs one saved before SIGTERM")
     workers = children(proc.pid)
     assert len(workers) >= 2
     proc.send_signal(signal.SIGTERM)

@@ -325,3 +325,5 @@ def test_a_paired_cell_is_shaded_by_its_difference_against_its_noise():
     half = _shade({"mean": 0.02, "se": 0.02, "n": 5})                    # one standard error: half way
     assert half == "background:rgb(180,230,180)"
     assert _shade({"mean": 0.3, "se": float("nan"), "n": 1}) == ""      # one seed: no noise to judge by
+    assert _shade({"mean": -0.02, "se": 0.0, "n": 5}) == deepest_red    # every seed the same difference
+    assert _shade({"mean": 0.0, "se": 0.0, "n": 5}) == white

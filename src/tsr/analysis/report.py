@@ -8,8 +8,8 @@ each run's log, for each probe folder its headroom, transfer matrix and signatur
 (:mod:`tsr.analysis.report_probe`), and each audit folder's command and figure
 (:mod:`tsr.analysis.report_audits`); with ``--against METHOD``, every method minus METHOD paired
 by seed (:mod:`tsr.analysis.report_versus`). The header says when the runs were made on more
-than one kind of machine (:mod:`tsr.analysis.machines`). A section appears only when its data exists. Everything is
-read from the saved files (``results.json``, ``config.yaml``, ``run.json``, ``progress.jsonl``,
+than one kind of machine (:mod:`tsr.analysis.machines`). A section appears only when its data
+exists. Everything is read from the saved files (``results.json``, ``config.yaml``, ``run.json``, ``progress.jsonl``,
 a probe's ``report.json``); nothing is recomputed but the metrics, as `tsr table` does. Settings
 are named once for the page (:func:`tsr.analysis.table.run_labels` over every run on it), and
 every section uses that name.

@@ -5,19 +5,19 @@ difference of two methods' runs of the same seed (docs/claims.md). This section 
 difference for each setting: a table (:func:`tsr.analysis.versus.versus`: mean ± standard
 error, ``*`` beyond two, the seeds ahead on Overall), its Overall column shaded green where the
 method is ahead and red where it is behind, by the difference over two standard errors (so a
-shade is never stronger than the noise allows), a figure of every seed's difference (:mod:`tsr.analysis.versus_figure`), and, where
-they exist, the pairs whose two runs were made on different kinds of machine, which are two
-samples rather than a pair.
+shade is never stronger than the noise allows), a figure of every seed's difference
+(:mod:`tsr.analysis.versus_figure`), and, where they exist, the pairs whose two runs were made
+on different kinds of machine, which are two samples rather than a pair.
 """
 
 from __future__ import annotations
 
 import math
 
+from .cells import fmt_paired
 from .html import Cell, diverging, esc, figure, png_bytes, table, text
 from .table import METRICS, aggregate
 from .versus import mixed_pairs, mixed_pairs_line, seed_differences, versus
-from .cells import fmt_paired
 from .versus_figure import paired_figure
 
 HEADERS = {"overall": "Overall", "plas": "Plas", "bwt": "BWT"}
@@ -33,7 +33,9 @@ def _shade(d: dict) -> str:
     errors (white at zero, deepest at two or beyond); none for fewer than two seeds."""
     if d["n"] < 2 or not math.isfinite(d["mean"]) or not math.isfinite(d["se"]):
         return ""
-    return diverging(d["mean"] / (2 * d["se"]) if d["se"] > 0 else math.copysign(1.0, d["mean"]) * bool(d["mean"]))
+    if d["se"] == 0:  # every seed's difference the same: beyond any noise unless it is zero
+        return diverging(0.0 if d["mean"] == 0 else math.copysign(1.0, d["mean"]))
+    return diverging(d["mean"] / (2 * d["se"]))
 
 
 def _table(rows: dict[str, dict[str, dict]], order: list[str], reference: str) -> str:

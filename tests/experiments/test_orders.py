@@ -167,7 +167,11 @@ def test_order_table_ranges_and_c8_by_hand(toy_stream):
     assert f"| {shuffle} | 0.580 | 0.630 | +0.080 | -0.020 | 0 |" in text  # one seed: the mean alone
     assert "| greedy | 0.610 ± 0.014 | 0.660 ± 0.014 | +0.110 ± 0.014 | 0 (reference) | 0,1 |" in text
     assert "paired by seed: tsr reversed -0.050 ± 0.000." in text
-    assert "| range (max − min of the means) | 0.050 |" in text
+    # the range's standard error, unpaired: tsr's ends canonical (.60, .62: se .01) and reversed (.55, .57: se .01)
+    assert tsr["range"]["overall_se"] == pytest.approx(math.hypot(0.01, 0.01))
+    assert "| range (max − min of the means) | 0.050 ± 0.014 |" in text
+    # seqft's two orders: canonical .30, .30 (se 0) and reversed .40, .42 (se .01)
+    assert summary["methods"]["seqft"]["range"]["overall_se"] == pytest.approx(0.01)
     assert "largest range of the Overall means among er, tsr: 0.050, **does not hold**" in text
     # between methods, paired by seed on the same order: tsr - er canonical .10, .08; reversed .06, .06; the
     # shuffle one seed (.06); seqft - er canonical -.20, -.24, no shuffle run; greedy shows canonical's
@@ -181,9 +185,24 @@ def test_order_table_ranges_and_c8_by_hand(toy_stream):
     assert "| order | tsr − er | seqft − er |" in text
     assert "| canonical | +0.090 ± 0.010 * (2 of 2) | -0.220 ± 0.020 * (0 of 2) |" in text
     assert f"| {shuffle} | +0.060 (1 of 1) | - |" in text
+    # each range minus half of er's (.02; er's ends reversed .50, se .01, and canonical .52, se .02, the earlier of
+    # its two orders at .52): tsr .05 - .01, seqft .11 - .01; se the ranges' combined, er's halved
+    er_se = math.hypot(0.02, 0.01)
+    assert er["range"]["overall_se"] == pytest.approx(er_se)
+    half = vs["half_range"]
+    assert half["tsr"]["mean"] == pytest.approx(0.04) and half["seqft"]["mean"] == pytest.approx(0.10)
+    assert half["tsr"]["se"] == pytest.approx(math.hypot(math.hypot(0.01, 0.01), er_se / 2))
+    assert half["seqft"]["se"] == pytest.approx(math.hypot(0.01, er_se / 2))
+    assert "| range − half of er's (± se, unpaired) | +0.040 ± 0.018 | +0.100 ± 0.015 |" in text
     one = orders_summary(cells(_runs({("er", "canonical"): [0.5]})), plan)
     assert one["vs_method"] == {} and "Between methods" not in orders_markdown(one)
     assert math.isnan(one["methods"]["er"]["range"]["overall"]) and one["c8"]["holds"] is None
+    # one seed at an end of the range: the range has no standard error, and the row shows its mean alone
+    solo = orders_summary(cells(_runs({("er", "canonical"): [0.5, 0.6], ("er", "reversed"): [0.4],
+                                       ("tsr", "canonical"): [0.7, 0.7], ("tsr", "reversed"): [0.6]})), plan)
+    assert math.isnan(solo["methods"]["er"]["range"]["overall_se"])
+    assert math.isnan(solo["vs_method"]["half_range"]["tsr"]["se"])
+    assert "| range − half of er's (± se, unpaired) | +0.025 |" in orders_markdown(solo)
 
 
 def _results(tasks, kinds, acc, seed=0):

@@ -31,6 +31,7 @@ def orders_summary(table: dict[str, dict[str, dict]], plan: dict[str, dict], thr
             means = [c[m]["mean"] for label, c in rows.items()  # each distinct order once
                      if plan[label]["same_as"] is None and c[m]["n"] and not math.isnan(c[m]["mean"])]
             ranges[m] = max(means) - min(means) if len(means) >= 2 else math.nan
+        ranges["overall_se"] = range_se(rows, plan)
         within = None if math.isnan(ranges["overall"]) else bool(round(ranges["overall"], 3) <= threshold)
         first = next(iter(rows), None)  # the reference order: the plan's first (canonical, by default)
         diffs = {label: paired(c, rows[first]) for label, c in rows.items()
@@ -49,10 +50,27 @@ def orders_summary(table: dict[str, dict[str, dict]], plan: dict[str, dict], thr
     return out
 
 
+def range_se(rows: dict[str, dict], plan: dict[str, dict]) -> float:
+    """The standard error of the Overall range: the highest and the lowest order means' standard
+    errors (std / sqrt(n)) combined, unpaired, as the two means come from different runs (on an
+    exact tie the earlier order in the plan). NaN when either has one seed or there is one order."""
+    distinct = [(label, c["overall"]) for label, c in rows.items()
+                if plan[label]["same_as"] is None and c["overall"]["n"] and not math.isnan(c["overall"]["mean"])]
+    if len(distinct) < 2:
+        return math.nan
+    ends = (max(distinct, key=lambda lc: lc[1]["mean"])[1], min(distinct, key=lambda lc: lc[1]["mean"])[1])
+    if any(c["n"] < 2 for c in ends):
+        return math.nan
+    return math.hypot(*(c["std"] / math.sqrt(c["n"]) for c in ends))
+
+
 def between_methods(methods: dict[str, dict], plan: dict[str, dict]) -> dict:
     """Each later method minus the first one on the same order, paired by seed (Overall):
-    ``{"reference": first, "methods": {method: {order: paired difference}}}``; an order that is
-    another's twin shows its twin's difference. Empty with fewer than two methods."""
+    ``{"reference": first, "methods": {method: {order: paired difference}}, "half_range":
+    {method: {mean, se}}}``; an order that is another's twin shows its twin's difference.
+    ``half_range``: the method's Overall range minus half of the first method's (the need-aware
+    routing's goal, docs/claims.md C12c), its standard error the two ranges' combined (half of the
+    first's); absent for a method without a range. Empty with fewer than two methods."""
     names = list(methods)
     if len(names) < 2:
         return {}
@@ -61,7 +79,11 @@ def between_methods(methods: dict[str, dict], plan: dict[str, dict]) -> dict:
     for m in names[1:]:
         rows = methods[m]["orders"]
         diffs[m] = {label: paired(rows[label], first[label]) for label in plan if label in rows and label in first}
-    return {"reference": names[0], "methods": diffs}
+    ref = methods[names[0]]["range"]
+    half = {m: {"mean": methods[m]["range"]["overall"] - ref["overall"] / 2,
+                "se": math.hypot(methods[m]["range"]["overall_se"], ref["overall_se"] / 2)}
+            for m in names[1:] if not math.isnan(methods[m]["range"]["overall"]) and not math.isnan(ref["overall"])}
+    return {"reference": names[0], "methods": diffs, "half_range": half}
 
 
 def between_markdown(vs: dict) -> str:
@@ -78,6 +100,11 @@ def between_markdown(vs: dict) -> str:
             d = methods[m].get(label)
             cells.append(fmt_paired(d) + (f" ({d['wins']} of {d['n']})" if d and d["n"] else ""))
         text += f"| {label} | " + " | ".join(cells) + " |\n"
+    half = vs.get("half_range", {})
+    if half:
+        row = [("-" if m not in half else f"{half[m]['mean']:+.3f}" +
+                ("" if math.isnan(half[m]["se"]) else f" ± {half[m]['se']:.3f}")) for m in methods]
+        text += f"| range − half of {ref}'s (± se, unpaired) | " + " | ".join(row) + " |\n"
     return text
 
 
@@ -142,6 +169,8 @@ def orders_markdown(summary: dict) -> str:
             text += (f"| {label} | {fmt(c['overall'])} | {fmt(c['plas'])} | {fmt(c['bwt'], True)} | {diff} | "
                      f"{covered(c)} |\n")
         rg = {m: ("-" if math.isnan(v) else f"{v:.3f}") for m, v in r["range"].items()}
+        if rg["overall"] != "-" and not math.isnan(r["range"]["overall_se"]):
+            rg["overall"] += f" ± {r['range']['overall_se']:.3f}"  # unpaired: the two ends' se combined
         text += f"| range (max − min of the means) | {rg['overall']} | {rg['plas']} | {rg['bwt']} | | |\n"
         text += per_task_markdown(summary.get("per_task", {}).get(method, {}), list(summary["orders"]))
     text += between_markdown(summary.get("vs_method", {}))

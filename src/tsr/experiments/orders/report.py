@@ -209,7 +209,9 @@ def orders_figure(summary: dict, title: str):
         moved = [label for label, d in r.get("vs_reference", {}).items() if beyond_noise(d)]
         noise = (f"\nbeyond 2 se of {r['reference']}: {', '.join(moved) if moved else 'none'}"
                  if r.get("vs_reference") else "")
-        ax.set_title(f"{m}" + ("" if math.isnan(rng) else f"\nrange of the means {rng:.3f}") + noise, fontsize=9)
+        se = r["range"].get("overall_se", math.nan)
+        spread = "" if math.isnan(rng) else f"\nrange of the means {rng:.3f}" + ("" if math.isnan(se) else f" ± {se:.3f}")
+        ax.set_title(f"{m}" + spread + noise, fontsize=9)
         ax.set_xlabel("task order", fontsize=8)
         ax.set_ylabel("Overall (final mean accuracy)", fontsize=8)
     for ax in list(axes.flat)[len(methods):]:

@@ -210,7 +210,8 @@ def orders_figure(summary: dict, title: str):
         noise = (f"\nbeyond 2 se of {r['reference']}: {', '.join(moved) if moved else 'none'}"
                  if r.get("vs_reference") else "")
         se = r["range"].get("overall_se", math.nan)
-        spread = "" if math.isnan(rng) else f"\nrange of the means {rng:.3f}" + ("" if math.isnan(se) else f" ± {se:.3f}")
+        spread = "" if math.isnan(rng) else (f"\nrange of the means {rng:.3f}"
+                                             + ("" if math.isnan(se) else f" ± {se:.3f}"))
         ax.set_title(f"{m}" + spread + noise, fontsize=9)
         ax.set_xlabel("task order", fontsize=8)
         ax.set_ylabel("Overall (final mean accuracy)", fontsize=8)

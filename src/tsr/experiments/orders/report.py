@@ -28,10 +28,11 @@ def orders_summary(table: dict[str, dict[str, dict]], plan: dict[str, dict], thr
         rows = {label: variants[v["same_as"] or label] for label, v in plan.items() if (v["same_as"] or label) in variants}
         ranges = {}
         for m in ("overall", "plas", "bwt"):
-            means = [c[m]["mean"] for label, c in rows.items()  # each distinct order once
+            stats = [c[m] for label, c in rows.items()  # each distinct order once
                      if plan[label]["same_as"] is None and c[m]["n"] and not math.isnan(c[m]["mean"])]
-            ranges[m] = max(means) - min(means) if len(means) >= 2 else math.nan
-        ranges["overall_se"] = range_se(rows, plan)
+            ranges[m] = range_of(stats)
+            if m == "overall":
+                ranges["overall_se"] = range_se(stats)
         within = None if math.isnan(ranges["overall"]) else bool(round(ranges["overall"], 3) <= threshold)
         first = next(iter(rows), None)  # the reference order: the plan's first (canonical, by default)
         diffs = {label: paired(c, rows[first]) for label, c in rows.items()
@@ -50,15 +51,19 @@ def orders_summary(table: dict[str, dict[str, dict]], plan: dict[str, dict], thr
     return out
 
 
-def range_se(rows: dict[str, dict], plan: dict[str, dict]) -> float:
-    """The standard error of the Overall range: the highest and the lowest order means' standard
-    errors (std / sqrt(n)) combined, unpaired, as the two means come from different runs (on an
-    exact tie the earlier order in the plan). NaN when either has one seed or there is one order."""
-    distinct = [(label, c["overall"]) for label, c in rows.items()
-                if plan[label]["same_as"] is None and c["overall"]["n"] and not math.isnan(c["overall"]["mean"])]
-    if len(distinct) < 2:
+def range_of(stats: list[dict]) -> float:
+    """max - min of the order means (``{mean, std, n}`` per distinct order); NaN below two orders."""
+    means = [c["mean"] for c in stats]
+    return max(means) - min(means) if len(means) >= 2 else math.nan
+
+
+def range_se(stats: list[dict]) -> float:
+    """The standard error of that range: the highest and the lowest order means' standard errors
+    (std / sqrt(n)) combined, unpaired, as the two means come from different runs (on an exact tie
+    the earlier order in the plan). NaN when either has one seed or there is one order."""
+    if len(stats) < 2:
         return math.nan
-    ends = (max(distinct, key=lambda lc: lc[1]["mean"])[1], min(distinct, key=lambda lc: lc[1]["mean"])[1])
+    ends = (max(stats, key=lambda c: c["mean"]), min(stats, key=lambda c: c["mean"]))
     if any(c["n"] < 2 for c in ends):
         return math.nan
     return math.hypot(*(c["std"] / math.sqrt(c["n"]) for c in ends))

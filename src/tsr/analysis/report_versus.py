@@ -16,7 +16,7 @@ import math
 
 from .cells import fmt_paired
 from .html import Cell, diverging, esc, figure, png_bytes, table, text
-from .table import METRICS, aggregate
+from .table import METRICS, axes
 from .versus import mixed_pairs, mixed_pairs_line, seed_differences, versus
 from .versus_figure import paired_figure
 
@@ -59,7 +59,7 @@ def paired_section(found, reference: str) -> str:
     is :func:`versus`'s one-line error."""
     summaries = [r.summary for r in found.runs]
     vs = versus(summaries, reference, METRICS, found.labels)
-    _, settings, methods = aggregate(summaries, METRICS, found.labels)
+    settings, methods = axes(summaries, found.labels)
     parts = [f'<h2 id="paired">Paired against {esc(reference)}</h2>']
     for setting in [s for s in settings if vs.get(s)] + sorted(s for s in vs if s not in settings and vs[s]):
         parts.append(f"<h3>{esc(setting)}</h3>" + _table(vs[setting], methods, reference))

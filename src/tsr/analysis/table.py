@@ -159,6 +159,17 @@ def mean_std(values: list[float]) -> tuple[float, float, int]:
     return statistics.fmean(values), std, len(values)
 
 
+def axes(summaries: list[RunSummary], labels: Labels | None = None) -> tuple[list[str], list[str]]:
+    """The settings and the methods of :func:`aggregate`'s table, in its order, without its cells:
+    the finished runs' labels, settings sorted, methods in the paper's row order."""
+    done = [s for s in summaries if s.finished]
+    labels = labels if labels is not None else run_labels(summaries)
+    rank = {m: i for i, m in enumerate(METHOD_ORDER)}
+    methods = sorted({labels[s.path][1] for s in done},
+                     key=lambda label: (rank.get(label.split(" (")[0], len(rank)), label))
+    return sorted({labels[s.path][0] for s in done}), methods
+
+
 def aggregate(summaries: list[RunSummary], metrics: tuple[str, ...] = METRICS, labels: Labels | None = None):
     """{setting: {method: {metric: (mean, std, n)}}} and the ordered settings and methods, over
     the finished runs; runs of different configs never share a cell (see the module doc).
@@ -166,10 +177,7 @@ def aggregate(summaries: list[RunSummary], metrics: tuple[str, ...] = METRICS, l
     finished or not, so an unfinished run listed apart names its setting as the table does)."""
     done = [s for s in summaries if s.finished]
     labels = labels if labels is not None else run_labels(summaries)
-    settings = sorted({labels[s.path][0] for s in done})
-    known = {labels[s.path][1] for s in done}
-    rank = {m: i for i, m in enumerate(METHOD_ORDER)}
-    methods = sorted(known, key=lambda label: (rank.get(label.split(" (")[0], len(rank)), label))
+    settings, methods = axes(summaries, labels)
     cells: dict[str, dict[str, dict[str, tuple[float, float, int]]]] = {}
     for setting in settings:
         for method in methods:

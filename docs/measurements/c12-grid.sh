@@ -2,26 +2,26 @@
 # The C12 grid of docs/claims.md, default regime, one (benchmark, order, seed) unit at a time:
 # the methods of a unit run side by side (two workers, one thread each), so each pair compared
 # by seed ran on one machine. After each unit the finished runs' records go to the ledger
-# (ledger.py) and are committed, so a grid survives the loss of its machine:
+# (`tsr archive`, docs/rundir.md) and are committed, so a grid survives the loss of its machine:
 #   bash docs/measurements/c12-grid.sh   # from the repository root, venv active; resumes
 set -u
 ROOT=${C12_ROOT:-/work/runs}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 LEDGER=$REPO/docs/measurements/c12-default.jsonl
-HERE=$REPO/docs/measurements
+
 TRACE_G="greedy=stance>policy>arith-ds>arith-cm>irony>summary>simplify>code"
 TRACE_GR="greedy-reversed=code>simplify>summary>irony>arith-cm>arith-ds>policy>stance"
 NG_G="greedy=ng1-word>ng2-equation>ng5-passage>ng8-sum>ng7-words>ng6-nli>ng4-missing>ng3-compare"
 NG_GR="greedy-reversed=ng3-compare>ng4-missing>ng6-nli>ng7-words>ng8-sum>ng5-passage>ng2-equation>ng1-word"
 mkdir -p "$ROOT"
-[ -f "$LEDGER" ] && python "$HERE/ledger.py" restore "$ROOT" "$LEDGER"
+[ -s "$LEDGER" ] && tsr archive "$ROOT" "$LEDGER" --restore
 
 unit() {  # source methods order seed
   local src=$1 methods=$2 order=$3 seed=$4
   echo "== $(date -u +%FT%TZ) $src $methods $order seed $seed"
   tsr audit orders stream.source="$src" model.threads=1 out_dir="$ROOT/orders-$src" --methods "$methods" \
     --orders "$order" --shuffles 0 --seeds "$seed" --workers 2 --out "$ROOT/unit-report" 2>&1 | grep -E "^\s+\[|error|Error" | tail -3
-  python "$HERE/ledger.py" harvest "$ROOT" "$LEDGER"
+  tsr archive "$ROOT" "$LEDGER"
   (cd "$REPO" && for i in 1 2 3; do git commit -q -m "C12 grid ledger: $src $methods $order seed $seed" \
      -- docs/measurements/c12-default.jsonl 2>/dev/null && break; sleep 5; done)
 }

@@ -159,6 +159,9 @@ def which_adapter(run: RunDir, tasks: list[str], label: str, task: str | None) -
     """(file, what it is, a label for errors that starts with ``label``) of the final adapter or of
     ``task``'s snapshot."""
     done = min(completed_tasks(run), len(tasks))
+    if done == 0 and run.results_path.is_file():
+        raise RunError(f"{run.path}: holds results but no checkpoint/ (a run restored by `tsr archive --restore` "
+                       "keeps no tensors); there is no adapter to export")
     if task is None:
         if done == 0:
             raise RunError(f"{run.path}: no task has finished yet; there is no adapter to export")

@@ -17,12 +17,12 @@ from rich.markup import escape
 
 from ..errors import TsrError, reason
 from . import audits
-from .commands import (compare, config, export, index, learn, methods, predict, pretrain, probe, report, run, show,
-                       signatures, table)
+from .commands import (archive, compare, config, export, index, learn, methods, predict, pretrain, probe, report,
+                       run, show, signatures, table)
 
 # in the order `tsr --help` lists them
-COMMANDS = (run, table, learn, predict, index, show, methods, config, probe, audits, signatures, compare, export,
-            report, pretrain)
+COMMANDS = (run, table, learn, predict, index, archive, show, methods, config, probe, audits, signatures, compare,
+            export, report, pretrain)
 
 # what the system refuses (a full or read-only disk, no permission, a file where a folder should
 # be) wherever a command writes: one line naming the file, exit 2; what was saved stays saved

@@ -31,9 +31,11 @@ orders() {  # the six orders of a benchmark
   else echo canonical reversed "$NG_G" "$NG_GR" shuffle:0 shuffle:1; fi
 }
 
-# 1. synth-trace canonical: ER and tsr_need, then TSR and pool-hybrid (C12b and the canonical row)
+# 1. synth-trace canonical: ER and tsr_need, then TSR and pool-hybrid, then DER++ (C12b, the canonical row)
 for s in 0 1 2 3 4; do unit synth-trace er,tsr_need canonical $s; done
 for s in 0 1 2 3 4; do unit synth-trace tsr,tsr_pool_hybrid canonical $s; done
+# DER++ on the canonical order, two seeds at a time (the Table-3 row of `tsr compare ... --against tsr`)
+for s in 0,1 2,3 4; do unit synth-trace derpp canonical $s; done
 # 2. ER and tsr_need on the other orders of both benchmarks (C12a, C12c)
 for src in synth-trace synth-numglue; do
   for o in $(orders $src); do

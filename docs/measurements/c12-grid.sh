@@ -22,8 +22,9 @@ unit() {  # source methods order seed
   tsr audit orders stream.source="$src" model.threads=1 out_dir="$ROOT/orders-$src" --methods "$methods" \
     --orders "$order" --shuffles 0 --seeds "$seed" --workers 2 --out "$ROOT/unit-report" 2>&1 | grep -E "^\s+\[|error|Error" | tail -3
   tsr archive "$ROOT" "$LEDGER"
-  (cd "$REPO" && for i in 1 2 3; do git commit -q -m "C12 grid ledger: $src $methods $order seed $seed" \
-     -- docs/measurements/c12-default.jsonl 2>/dev/null && break; sleep 5; done)
+  (cd "$REPO" && git diff --quiet -- docs/measurements/c12-default.jsonl ||
+   for i in 1 2 3; do git commit -q -m "C12 grid archive: $src $methods $order seed $seed" \
+     -- docs/measurements/c12-default.jsonl && break; sleep 5; done)
 }
 
 orders() {  # the six orders of a benchmark

@@ -264,7 +264,8 @@ def test_orders_audit_end_to_end(tiny_model, toy_stream, tmp_path, capsys, monke
     assert "machines" not in report and "kinds of machine" not in md  # every run made here
     monkeypatch.setattr(loop, "train_on", lambda *a, **k: (_ for _ in ()).throw(AssertionError("trained")))
     meta = json.loads((own / "run.json").read_text())  # the reversed run as if made on another processor
-    (own / "run.json").write_text(json.dumps({**meta, "machine": {**meta["machine"], "cpu_capability": "AVX512"}}))
+    other = "SVE" if meta["machine"]["cpu_capability"] != "SVE" else "AVX2"  # any kind but this machine's
+    (own / "run.json").write_text(json.dumps({**meta, "machine": {**meta["machine"], "cpu_capability": other}}))
     assert main(argv) == 0
     again = json.loads((out / "orders.json").read_text())
     assert again["methods"] == report["methods"] and again["machines"].startswith("made on 2 kinds of machine")

@@ -32,11 +32,9 @@ orders() {  # the six orders of a benchmark
   else echo canonical reversed "$NG_G" "$NG_GR" shuffle:0 shuffle:1; fi
 }
 
-# 1. synth-trace canonical: ER and tsr_need, then TSR and pool-hybrid, then DER++ (C12b, the canonical row)
+# 1. synth-trace canonical: ER and tsr_need, then TSR and pool-hybrid (C12b, the canonical row)
 for s in 0 1 2 3 4; do unit synth-trace er,tsr_need canonical $s; done
 for s in 0 1 2 3 4; do unit synth-trace tsr,tsr_pool_hybrid canonical $s; done
-# DER++ on the canonical order, two seeds at a time (the Table-3 row of `tsr compare ... --against tsr`)
-for s in 0,1 2,3 4; do unit synth-trace derpp canonical $s; done
 # 2. ER and tsr_need on the other orders of both benchmarks (C12a, C12c)
 for src in synth-trace synth-numglue; do
   for o in $(orders $src); do
@@ -44,7 +42,10 @@ for src in synth-trace synth-numglue; do
     for s in 0 1 2 3 4; do unit $src er,tsr_need "$o" $s; done
   done
 done
-# 3. pool-hybrid on every order, TSR beside it (C8's re-reads)
+# 3. DER++ on the canonical order, two seeds at a time (about 28 minutes a run; the Table-3 row
+#    of `tsr compare ... --against tsr`)
+for s in 0,1 2,3 4; do unit synth-trace derpp canonical $s; done
+# 4. pool-hybrid on every order, TSR beside it (C8's re-reads)
 for src in synth-trace synth-numglue; do
   for o in $(orders $src); do
     [ "$src/$o" = synth-trace/canonical ] && continue

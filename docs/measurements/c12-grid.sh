@@ -8,6 +8,7 @@ set -u
 ROOT=${C12_ROOT:-/work/runs}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 LEDGER=$REPO/docs/measurements/c12-default.jsonl
+DONE=$REPO/docs/measurements/c12-units-done.txt  # units whose runs are all archived
 
 TRACE_G="greedy=stance>policy>arith-ds>arith-cm>irony>summary>simplify>code"
 TRACE_GR="greedy-reversed=code>simplify>summary>irony>arith-cm>arith-ds>policy>stance"
@@ -16,15 +17,18 @@ NG_GR="greedy-reversed=ng3-compare>ng4-missing>ng6-nli>ng7-words>ng8-sum>ng5-pas
 mkdir -p "$ROOT"
 [ -s "$LEDGER" ] && tsr archive "$ROOT" "$LEDGER" --restore
 
-unit() {  # source methods order seed
+unit() {  # source methods order seed; a unit whose audit ended is listed in $DONE and skipped
   local src=$1 methods=$2 order=$3 seed=$4
-  echo "== $(date -u +%FT%TZ) $src $methods $order seed $seed"
+  local key="$src $methods $order $seed"
+  grep -qxF "$key" "$DONE" && return
+  echo "== $(date -u +%FT%TZ) $key"
   tsr audit orders stream.source="$src" model.threads=1 out_dir="$ROOT/orders-$src" --methods "$methods" \
     --orders "$order" --shuffles 0 --seeds "$seed" --workers 2 --out "$ROOT/unit-report" 2>&1 | grep -E "^\s+\[|error|Error" | tail -3
+  local rc=${PIPESTATUS[0]}
   tsr archive "$ROOT" "$LEDGER"
-  (cd "$REPO" && git diff --quiet -- docs/measurements/c12-default.jsonl ||
-   for i in 1 2 3; do git commit -q -m "C12 grid archive: $src $methods $order seed $seed" \
-     -- docs/measurements/c12-default.jsonl && break; sleep 5; done)
+  [ "$rc" = 0 ] && echo "$key" >> "$DONE"
+  (cd "$REPO" && git diff --quiet -- "$LEDGER" "$DONE" ||
+   for i in 1 2 3; do git commit -q -m "C12 grid archive: $key" -- "$LEDGER" "$DONE" && break; sleep 5; done)
 }
 
 orders() {  # the six orders of a benchmark

@@ -36,24 +36,23 @@ orders() {  # the six orders of a benchmark
   else echo canonical reversed "$NG_G" "$NG_GR" shuffle:0 shuffle:1; fi
 }
 
+other_orders() {  # methods: every order of both benchmarks but synth-trace's canonical, 5 seeds
+  for src in synth-trace synth-numglue; do
+    for o in $(orders $src); do
+      [ "$src/$o" = synth-trace/canonical ] && continue
+      for s in 0 1 2 3 4; do unit $src "$1" "$o" $s; done
+    done
+  done
+}
+
 # 1. synth-trace canonical: ER and tsr_need, then TSR and pool-hybrid (C12b, the canonical row)
 for s in 0 1 2 3 4; do unit synth-trace er,tsr_need canonical $s; done
 for s in 0 1 2 3 4; do unit synth-trace tsr,tsr_pool_hybrid canonical $s; done
 # 2. ER and tsr_need on the other orders of both benchmarks (C12a, C12c)
-for src in synth-trace synth-numglue; do
-  for o in $(orders $src); do
-    [ "$src/$o" = synth-trace/canonical ] && continue
-    for s in 0 1 2 3 4; do unit $src er,tsr_need "$o" $s; done
-  done
-done
+other_orders er,tsr_need
 # 3. DER++ on the canonical order, two seeds at a time (about 28 minutes a run; the Table-3 row
 #    of `tsr compare ... --against tsr`)
 for s in 0,1 2,3 4; do unit synth-trace derpp canonical $s; done
 # 4. pool-hybrid on every order, TSR beside it (C8's re-reads)
-for src in synth-trace synth-numglue; do
-  for o in $(orders $src); do
-    [ "$src/$o" = synth-trace/canonical ] && continue
-    for s in 0 1 2 3 4; do unit $src tsr,tsr_pool_hybrid "$o" $s; done
-  done
-done
+other_orders tsr,tsr_pool_hybrid
 echo "== $(date -u +%FT%TZ) grid done"

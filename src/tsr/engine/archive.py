@@ -49,8 +49,11 @@ def record(root: Path, run: Path) -> dict[str, str]:
     out = {"path": run.relative_to(root).as_posix()}
     for name in FILES:
         path = run / name
+        if name == "progress.jsonl" and not path.is_file():
+            out[name] = ""  # a run whose log is gone keeps its results
+            continue
         try:
-            text = path.read_text(encoding="utf-8") if path.is_file() or name != "progress.jsonl" else ""
+            text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as err:
             raise RunError(f"{path}: cannot read ({reason(err)})") from None
         out[name] = _log_lines(text) if name == "progress.jsonl" else text

@@ -171,7 +171,14 @@ def test_kd_audit_end_to_end_shares_runs_and_resumes_without_training(tiny_model
     assert main(argv) == 0
     again = json.loads((out / "kd.json").read_text())
     assert again["methods"] == report["methods"]
+    assert "machines" not in again and "kinds of machine" not in md  # every run made here
+    meta = json.loads((own / "run.json").read_text())  # the random-teacher run as if made on another processor
+    other = "SVE" if meta["machine"]["cpu_capability"] != "SVE" else "AVX2"  # any kind but this machine's
+    (own / "run.json").write_text(json.dumps({**meta, "machine": {**meta["machine"], "cpu_capability": other}}))
     assert main([*argv, "--report-only"]) == 0
+    mixed = json.loads((out / "kd.json").read_text())
+    assert mixed["methods"] == report["methods"] and mixed["machines"].startswith("made on 2 kinds of machine")
+    assert mixed["machines"] in (out / "kd.md").read_text()
 
 
 def test_bad_kd_inputs(tiny_model, toy_stream, tmp_path, capsys):

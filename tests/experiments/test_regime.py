@@ -139,8 +139,14 @@ def test_regime_audit_end_to_end(tiny_model, toy_stream, tmp_path, capsys):
     runs = [d for d in (tmp_path / "runs").iterdir() if (d / "results.json").is_file()]
     assert len(runs) == 4  # two methods at two points: each point's overrides make its own runs
     assert "| slow | 0 |" in (out / "regime.md").read_text() and (out / "regime.png").stat().st_size > 10_000
-    assert main([*argv, "--report-only"]) == 0  # nothing to train: the same report
-    assert json.loads((out / "regime.json").read_text())["points"] == report["points"]
+    assert "machines" not in report and "kinds of machine" not in (out / "regime.md").read_text()
+    meta = json.loads((runs[0] / "run.json").read_text())  # one run as if made on another processor
+    other = "SVE" if meta["machine"]["cpu_capability"] != "SVE" else "AVX2"  # any kind but this machine's
+    (runs[0] / "run.json").write_text(json.dumps({**meta, "machine": {**meta["machine"], "cpu_capability": other}}))
+    assert main([*argv, "--report-only"]) == 0  # nothing to train: the same report, and the machines line
+    again = json.loads((out / "regime.json").read_text())
+    assert again["points"] == report["points"] and again["machines"].startswith("made on 2 kinds of machine")
+    assert again["machines"] in (out / "regime.md").read_text()
     refuse(capsys, tmp_path, ["audit", "regime", *common, "--points", str(tmp_path / "none.yaml")], "none.yaml")
 
 

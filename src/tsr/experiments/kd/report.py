@@ -148,9 +148,11 @@ def kd_figure(summary: dict, title: str):
 
 
 def write_kd_report(out: Path, table: dict, teachers: list[str], title: str, command: str | None = None,
-                    reshapes: list[str] = ()) -> dict:
-    """kd.json, kd.md and kd.png into ``out``; returns the summary."""
+                    reshapes: list[str] = (), machines: str = "") -> dict:
+    """kd.json, kd.md and kd.png into ``out``; returns the summary. ``machines``: the line saying
+    the runs span several kinds of machine, if they do."""
     summary = kd_summary(table, teachers, reshapes)
     return write_report_files(out, "kd", f"Distillation audit · {title}", summary, kd_markdown(summary),
                               kd_figure(summary, ("teacher-identity ablation and loss reshaping" if reshapes
-                                                  else "teacher-identity ablation") + f" · {title}"), command)
+                                                  else "teacher-identity ablation") + f" · {title}"), command,
+                              machines=machines)

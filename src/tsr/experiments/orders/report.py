@@ -243,8 +243,5 @@ def write_orders_report(out: Path, table: dict, plan: dict, title: str, command:
         summary["greedy_from"] = greedy_source
         note = (f"greedy: the best-source curriculum from the transfer matrix of {greedy_source} "
                 "(start from the stream's first task, then append the task whose best placed source helps it most)")
-    if machines:
-        summary["machines"] = machines
-        note = "\n\n".join(filter(None, (note, machines)))
     return write_report_files(out, "orders", f"Order robustness · {title}", summary, orders_markdown(summary),
-                              orders_figure(summary, f"task-order robustness · {title}"), command, note)
+                              orders_figure(summary, f"task-order robustness · {title}"), command, note, machines)

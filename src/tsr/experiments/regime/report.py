@@ -183,10 +183,14 @@ def regime_figure(points: list[dict], title: str):
     return fig
 
 
-def write_regime_report(out: Path, points: list[dict], title: str, command: str | None = None) -> dict:
+def write_regime_report(out: Path, points: list[dict], title: str, command: str | None = None,
+                        machines: str = "") -> dict:
+    """regime.json, regime.md and regime.png into ``out``; returns the summary. ``machines``: the
+    line saying the runs span several kinds of machine, if they do."""
     best = closest(points)
     summary = {"points": points, "closest": best["point"] if best else None, "targets": [{"what": w, "statistic": k, "low": lo, "high": hi}
                                              for w, k, lo, hi in TARGETS], "relations_needed": RELATIONS_NEEDED}
     return write_report_files(out, "regime", f"Regime map · {title}", summary,
-                              regime_markdown(points) + relations_detail(points), regime_figure(points, title), command)
+                              regime_markdown(points) + relations_detail(points), regime_figure(points, title), command,
+                              machines=machines)
 

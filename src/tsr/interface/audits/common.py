@@ -44,8 +44,10 @@ def arm_progress(describe):
     return progress
 
 
-def variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, what: str) -> dict:
-    """Run (or, with --report-only, only read) a grid of run variants; its finished runs."""
+def variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, what: str) -> tuple[dict, str]:
+    """Run (or, with --report-only, only read) a grid of run variants; its finished runs, and the
+    line saying they span several kinds of machine (empty when they do not), printed here and
+    for the report's files to keep."""
     from ...analysis.cells import check_cells, cells
     from ...analysis.machines import machines_note
     from ...experiments.grid import finished_runs, run_grid
@@ -70,4 +72,4 @@ def variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, wh
         console.print(f"cells cover different seeds ({spread}): each lists its own", highlight=False)
     if note := machines_note(s.path for s in runs.values()):
         console.print(note, highlight=False, soft_wrap=True)
-    return runs
+    return runs, note

@@ -40,8 +40,8 @@ def cmd_audit_kd(args: argparse.Namespace, console: Console) -> int:
     cfg, stream = va.base_stream(config, overrides)
     grid = va.plan_grid(config, overrides, points)
     out = Path(args.out) if args.out else va.audit_dir(cfg, stream, "kd", overrides)
-    runs = variant_runs(args, console, grid, out, f"distillation audit of {stream.name}")
-    summary = write_kd_report(out, cells(runs), teachers, stream.name, command_line(args, "kd"), reshapes)
+    runs, machines = variant_runs(args, console, grid, out, f"distillation audit of {stream.name}")
+    summary = write_kd_report(out, cells(runs), teachers, stream.name, command_line(args, "kd"), reshapes, machines)
     print_saved(console, kd_markdown(summary), out)
     return 0
 

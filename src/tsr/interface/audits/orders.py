@@ -30,7 +30,6 @@ SHUFFLES = Default("tsr.experiments.orders.plan:DEFAULT_SHUFFLES")
 
 def cmd_audit_orders(args: argparse.Namespace, console: Console) -> int:
     from ...analysis.cells import cells, results_by_variant
-    from ...analysis.machines import machines_note
     from ...experiments import grid as va
     from ...experiments.orders.plan import greedy_from_probe, plan_orders, plan_points
     from ...experiments.orders.report import orders_markdown, per_task, write_orders_report
@@ -43,9 +42,9 @@ def cmd_audit_orders(args: argparse.Namespace, console: Console) -> int:
     plan = plan_orders(stream, ORDERS.listed(args.orders) or [], SHUFFLES.fill(args.shuffles), greedy)
     grid = va.plan_grid(config, overrides, plan_points(methods, plan, seeds))
     out = Path(args.out) if args.out else va.audit_dir(cfg, stream, "orders", overrides)
-    runs = variant_runs(args, console, grid, out, f"order audit of {stream.name} ({', '.join(plan)})")
+    runs, machines = variant_runs(args, console, grid, out, f"order audit of {stream.name} ({', '.join(plan)})")
     summary = write_orders_report(out, cells(runs), plan, stream.name, command_line(args, "orders"), args.greedy,
-                                  per_task(results_by_variant(runs)), machines_note(s.path for s in runs.values()))
+                                  per_task(results_by_variant(runs)), machines)
     print_saved(console, orders_markdown(summary), out)
     return 0
 

@@ -36,7 +36,7 @@ def cmd_audit_regime(args: argparse.Namespace, console: Console) -> int:
     cfg, stream = va.base_stream(config, overrides)
     grid = va.plan_grid(config, overrides, plan_points(methods, points, seeds))
     out = Path(args.out) if args.out else va.audit_dir(cfg, stream, "regime", overrides)
-    runs = variant_runs(args, console, grid, out, f"regime map of {stream.name}")
+    runs, machines = variant_runs(args, console, grid, out, f"regime map of {stream.name}")
     table = cells(runs)
     summaries = []
     for point in points:
@@ -44,7 +44,7 @@ def cmd_audit_regime(args: argparse.Namespace, console: Console) -> int:
         if args.relations:
             rows = relation_rows(config, overrides, point, seeds, args.workers, not args.report_only, executor(args))
         summaries.append(point_summary(table, point.name, rows))
-    write_regime_report(out, summaries, stream.name, command_line(args, "regime"))
+    write_regime_report(out, summaries, stream.name, command_line(args, "regime"), machines)
     print_saved(console, regime_markdown(summaries), out)
     return 0
 

@@ -10,7 +10,7 @@ import pytest
 
 from badinputs import refuse
 from tsr.experiments.orders.plan import greedy_from_probe, greedy_order, plan_orders, plan_points
-from tsr.experiments.orders.report import orders_markdown, orders_summary, per_task, per_task_markdown
+from tsr.experiments.orders.report import orders_markdown, orders_summary, per_task, per_task_markdown, routing_ratio
 from tsr.analysis.table import RunSummary
 from tsr.analysis.cells import cells, fmt_paired
 from tsr.interface.cli import main
@@ -226,6 +226,27 @@ def test_per_task_view_by_hand():
     assert "| task | canonical | reversed |" in text
     assert "| a | 0.70 · 0.50 @1 | 0.20 · 0.20 @3 |" in text and "| b | 0.60 · 0.60 @3 | 0.90 · 0.30 @1 |" in text
 
+
+
+def test_routing_ratio_by_hand():
+    kinds = ["classification"] * 4
+    acc = [[0.5, None, None, None], [0.5, 0.5, None, None], [0.5, 0.5, 0.5, None], [0.5] * 4]
+    tsr = _results(["a", "b", "c", "d"], kinds, acc)
+    tsr.task_info = [{}, {"weights": {"a": 1.0}},  # one past task: an even split is all of it
+                     {"weights": {"a": 0.2, "b": 0.8}}, {"weights": {"a": 0.1, "b": 0.3, "c": 0.6}}]
+    # a: (1.0*1 + 0.2*2 + 0.1*3) / 3 = 0.5667; b: (0.8*2 + 0.3*3) / 2 = 1.25; c: 0.6*3 = 1.8; d: trained last
+    assert [routing_ratio(tsr, i) for i in range(4)] == pytest.approx([1.7 / 3, 1.25, 1.8, None])
+    twin = _results(["a", "b", "c", "d"], kinds, acc, 1)
+    twin.task_info = [{}, {"weights": {"a": 1.0}}, {"weights": {"a": 0.5, "b": 0.5}}, {"weights": {"a": 0.3, "b": 0.3,
+                                                                                                  "c": 0.4}}]
+    view = per_task({"tsr": {"canonical": [tsr, twin]}, "er": {"canonical": [_results(["a", "b", "c", "d"], kinds,
+                                                                                        acc)]}})
+    a = view["tsr"]["canonical"]["a"]["routing"]  # the twin's a: (1 + 1 + 0.9) / 3
+    assert a["n"] == 2 and a["mean"] == pytest.approx((1.7 / 3 + 2.9 / 3) / 2)
+    assert "routing" not in view["tsr"]["canonical"]["d"] and "routing" not in view["er"]["canonical"]["a"]
+    text = per_task_markdown(view["tsr"], ["canonical"])
+    assert "as a multiple of an even split" in text and f"| a | 0.50 · 0.50 @1 · ×{(1.7 / 3 + 2.9 / 3) / 2:.2f} |" in text
+    assert "| d | 0.50 · 0.50 @4 |" in text and "even split" not in per_task_markdown(view["er"], ["canonical"])
 
 def test_orders_audit_end_to_end(tiny_model, toy_stream, tmp_path, capsys, monkeypatch):
     common = [f"model.path={tiny_model}", f"stream.source={toy_stream}", f"out_dir={tmp_path / 'runs'}", *TINY]

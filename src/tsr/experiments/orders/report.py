@@ -113,12 +113,24 @@ def between_markdown(vs: dict) -> str:
     return text
 
 
+def routing_ratio(r, i: int) -> float | None:
+    """The routed replay task ``i`` of a run (:class:`tsr.engine.results.Results`) got from the
+    tasks trained after it: at each later task that logged routing weights, its weight times the
+    number of past tasks there (1 = an even split, what ER's replay gives each past task), averaged
+    over those tasks; None where none did (ER, SeqFT, the task trained last)."""
+    task = r.tasks[i]
+    ratios = [info["weights"][task] * len(info["weights"]) for info in r.task_info[i + 1:]
+              if isinstance(info, dict) and isinstance(info.get("weights"), dict) and task in info["weights"]]
+    return sum(ratios) / len(ratios) if ratios else None
+
+
 def per_task(results: dict[str, dict[str, list]]) -> dict[str, dict[str, dict]]:
     """Where each order's Overall comes from: ``{method: {order: {task: cell}}}`` over the
     classification tasks (the ones Overall averages), from finished runs' results
     (:class:`tsr.engine.results.Results`, grouped by method and order). A cell holds the task's
-    final accuracy and its accuracy right after its own training (mean, std, n over seeds) and its
-    position in the order (1-based; an order is the same on every seed)."""
+    final accuracy and its accuracy right after its own training (mean, std, n over seeds), its
+    position in the order (1-based; an order is the same on every seed) and, for methods that
+    route replay, its :func:`routing_ratio` (``routing``: mean, std, n over seeds)."""
     out: dict[str, dict[str, dict]] = {}
     for method, orders in results.items():
         for label, runs in orders.items():
@@ -127,32 +139,42 @@ def per_task(results: dict[str, dict[str, list]]) -> dict[str, dict[str, dict]]:
                 for i, (task, kind) in enumerate(zip(r.tasks, r.kinds)):
                     if kind != "classification":
                         continue
-                    c = cells.setdefault(task, {"position": i + 1, "final": [], "own": []})
+                    c = cells.setdefault(task, {"position": i + 1, "final": [], "own": [], "routing": []})
                     c["final"].append(r.acc[-1][i])
                     c["own"].append(r.acc[i][i])
+                    if (ratio := routing_ratio(r, i)) is not None:
+                        c["routing"].append(ratio)
             for c in cells.values():
-                for key in ("final", "own"):
-                    mean, std, n = mean_std(c[key])
-                    c[key] = {"mean": mean, "std": std, "n": n}
+                if not c["routing"]:
+                    del c["routing"]
+                for key in ("final", "own", "routing"):
+                    if key in c:
+                        mean, std, n = mean_std(c[key])
+                        c[key] = {"mean": mean, "std": std, "n": n}
             out.setdefault(method, {})[label] = cells
     return out
 
 
 def per_task_markdown(view: dict[str, dict], labels: list[str]) -> str:
-    """Per task: one row, one column per order: ``final · own @ position``."""
+    """Per task: one row, one column per order: ``final · own @ position``, and ``· ×routing``
+    where the method routes replay."""
     orders = [label for label in labels if label in view]
     tasks = list(dict.fromkeys(t for label in orders for t in view[label]))
     if not orders or not tasks:
         return ""
+    routed = any("routing" in c for label in orders for c in view[label].values())
     text = ("\nPer task (the tasks Overall averages): final accuracy · accuracy right after its own task "
-            "@ its position in the order (means over seeds)\n\n")
+            "@ its position in the order"
+            + (" · ×the routing weight it got from the tasks after it, as a multiple of an even split over "
+               "the past tasks" if routed else "") + " (means over seeds)\n\n")
     text += "| task | " + " | ".join(orders) + " |\n|---|" + "---|" * len(orders) + "\n"
     for task in sorted(tasks):
         row = []
         for label in orders:
             c = view[label].get(task)
             row.append("-" if c is None or not c["final"]["n"] else
-                       f"{c['final']['mean']:.2f} · {c['own']['mean']:.2f} @{c['position']}")
+                       f"{c['final']['mean']:.2f} · {c['own']['mean']:.2f} @{c['position']}"
+                       + (f" · ×{c['routing']['mean']:.2f}" if "routing" in c else ""))
         text += f"| {task} | " + " | ".join(row) + " |\n"
     return text
 

@@ -34,7 +34,7 @@ def alive(pid: int) -> bool:
 def test_sigterm_stops_the_probe_and_its_workers(tiny_model, toy_stream, tmp_path):
     out = tmp_path / "p"
     cmd = [sys.executable, "-m", "tsr", "probe", "paper", f"model.path={tiny_model}", f"stream.source={toy_stream}",
-           "train.steps=1500", "stream.budget=3", "stream.test_cap=4", "stream.max_length=48",
+           "train.steps=300", "stream.budget=3", "stream.test_cap=4", "stream.max_length=48",
            "--seeds", "0,1,2", "--workers", "2", "--arms", "target", "--out", str(out)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"})

@@ -16,3 +16,14 @@ def final_adapter(outcome):
 
 def same_adapter(a, b):
     return a.keys() == b.keys() and all(bool((a[k] == b[k]).all()) for k in a)
+
+
+def made_elsewhere(run) -> None:
+    """Rewrite a finished run's ``run.json`` as if another kind of processor had made it (any
+    instruction set but this machine's), for the reports that name runs of mixed machines."""
+    import json
+
+    path = run / "run.json"
+    meta = json.loads(path.read_text())
+    other = "SVE" if meta["machine"]["cpu_capability"] != "SVE" else "AVX2"
+    path.write_text(json.dumps({**meta, "machine": {**meta["machine"], "cpu_capability": other}}))

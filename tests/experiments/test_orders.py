@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from badinputs import refuse
+from outcomes import made_elsewhere
 from tsr.experiments.orders.plan import greedy_from_probe, greedy_order, plan_orders, plan_points
 from tsr.experiments.orders.report import orders_markdown, orders_summary, per_task, per_task_markdown, routing_ratio
 from tsr.analysis.table import RunSummary
@@ -227,7 +228,6 @@ def test_per_task_view_by_hand():
     assert "| a | 0.70 · 0.50 @1 | 0.20 · 0.20 @3 |" in text and "| b | 0.60 · 0.60 @3 | 0.90 · 0.30 @1 |" in text
 
 
-
 def test_routing_ratio_by_hand():
     kinds = ["classification"] * 4
     acc = [[0.5, None, None, None], [0.5, 0.5, None, None], [0.5, 0.5, 0.5, None], [0.5] * 4]
@@ -247,6 +247,7 @@ def test_routing_ratio_by_hand():
     text = per_task_markdown(view["tsr"], ["canonical"])
     assert "as a multiple of an even split" in text and f"| a | 0.50 · 0.50 @1 · ×{(1.7 / 3 + 2.9 / 3) / 2:.2f} |" in text
     assert "| d | 0.50 · 0.50 @4 |" in text and "even split" not in per_task_markdown(view["er"], ["canonical"])
+
 
 def test_orders_audit_end_to_end(tiny_model, toy_stream, tmp_path, capsys, monkeypatch):
     common = [f"model.path={tiny_model}", f"stream.source={toy_stream}", f"out_dir={tmp_path / 'runs'}", *TINY]
@@ -284,9 +285,7 @@ def test_orders_audit_end_to_end(tiny_model, toy_stream, tmp_path, capsys, monke
     assert "Per task (the tasks Overall averages)" in md
     assert "machines" not in report and "kinds of machine" not in md  # every run made here
     monkeypatch.setattr(loop, "train_on", lambda *a, **k: (_ for _ in ()).throw(AssertionError("trained")))
-    meta = json.loads((own / "run.json").read_text())  # the reversed run as if made on another processor
-    other = "SVE" if meta["machine"]["cpu_capability"] != "SVE" else "AVX2"  # any kind but this machine's
-    (own / "run.json").write_text(json.dumps({**meta, "machine": {**meta["machine"], "cpu_capability": other}}))
+    made_elsewhere(own)  # the reversed run as if made on another processor
     assert main(argv) == 0
     again = json.loads((out / "orders.json").read_text())
     assert again["methods"] == report["methods"] and again["machines"].startswith("made on 2 kinds of machine")

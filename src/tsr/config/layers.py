@@ -116,7 +116,9 @@ def resolve_layers(config: str | Path | None, overrides: list[str],
     for text in overrides:
         update = parse_override(text)
         method = update.get("method", {})
-        if method.pop("__reset__", False):
+        # ``method=<scalar>`` is not a method choice (that is method.name): the merge keeps it,
+        # and the type check names the key
+        if isinstance(method, dict) and method.pop("__reset__", False):
             # Choosing another method drops the previous method's parameters.
             data["method"] = {"name": method["name"]}
             for key in [k for k in sources if k.startswith("method.")]:
@@ -176,7 +178,9 @@ def from_plain(data: dict[str, Any]) -> RunConfig:
 def with_method(cfg: RunConfig, section: dict[str, Any]) -> RunConfig:
     """``cfg`` with the method ``section`` (``{name, **parameters}``) checked and typed."""
     if not isinstance(section, dict):
-        raise ConfigError(f"config key 'method': expected a mapping with a name, found {type(section).__name__}")
+        hint = f" (to choose a method: method.name={section})" if isinstance(section, str) else ""
+        raise ConfigError(f"config key 'method': expected a mapping with a name, found "
+                          f"{type(section).__name__}{hint}")
     return dataclasses.replace(cfg, method=resolve_method(section))
 
 

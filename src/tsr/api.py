@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Sequence
 
-from .config import RunConfig, dump_yaml, from_plain, load_config, merge, parse_override
+from .config import RunConfig, apply_override, dump_yaml, from_plain, load_config
 from .data import streams
 from .engine.export import Exported, export_run
 from .engine.results import Results, load_results
@@ -34,11 +34,7 @@ def resolve(config: Config = None, overrides: Sequence[str] = ()) -> RunConfig:
         return config
     data = config.to_dict()
     for text in overrides:  # as on the command line: choosing another method drops its parameters
-        update = parse_override(text)
-        if update.get("method", {}).pop("__reset__", False):
-            data["method"] = {"name": update["method"]["name"]}
-        else:
-            data = merge(data, update)
+        data = apply_override(data, text)
     return from_plain(data)
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import pytest
 
 import tsr
+import tsr.api  # the module: `resolve` is not a public name
 from tsr.errors import ConfigError
 from tsr.methods import registry
 from tsr.schema import require
@@ -167,6 +168,11 @@ def test_overrides_apply_to_a_config_object(make_config):
     assert tsr.api.resolve(cfg, ["train.steps=5"]).method.params.alpha == 0.2
     assert tsr.api.resolve(cfg, ["method.name=tsr"]).method.name == "tsr"  # drops ER's parameters
     assert tsr.api.resolve(cfg, []) is cfg
+    # a scalar method section is refused as on the command line, not an AttributeError
+    with pytest.raises(ConfigError, match=r"config key 'method': expected a mapping with a name, found str"):
+        tsr.api.resolve(cfg, ["method=tsr_need"])
+    with pytest.raises(ConfigError, match=r"found str 'tsr_need', under which 'method.alpha' is set"):
+        tsr.api.resolve(cfg, ["method=tsr_need", "method.alpha=0.3"])
 
 
 def test_tasks_from_python_objects_are_checked():

@@ -91,7 +91,14 @@ CONFIG_CASES = [
     case("config-wrong-type-list-for-mapping", config_file("eval: [1, 2]\n"),
          "config key 'eval': expected a mapping, got [1, 2]"),
     case("config-wrong-type-scalar-for-method-section", overrides("method=tsr_need"),
-         "config key 'method': expected a mapping with a name, found str (to choose a method: method.name=tsr_need)"),
+         "config key 'method': expected a mapping with a name, found str (to choose a method: method.name=tsr_need on "
+         "the command line, method: {name: tsr_need} in a file)"),
+    case("config-wrong-type-scalar-for-method-section-in-file", config_file("method: tsr_need\n"),
+         "config key 'method': expected a mapping, found str 'tsr_need', under which 'method.probe_batches' is set "
+         "(to choose a method: method.name=tsr_need on the command line, method: {name: tsr_need} in a file)"),
+    case("config-wrong-type-scalar-section-then-sub-key", config_file("stream: 3\n"),
+         "config key 'stream': expected a mapping, found int 3, under which 'stream.source' is set"),
+    case("config-sub-key-of-a-scalar-override", overrides("seed.x=1"), "config key 'seed'"),
     case("config-wrong-type-list-for-method-section", overrides("method=[1]"),
          "config key 'method': expected a mapping with a name, found list"),
     case("config-wrong-type-mapping-for-int", config_file("lora: {r: {n: 3}}\n"),

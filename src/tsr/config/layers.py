@@ -43,16 +43,31 @@ def load_preset(name: str) -> dict[str, Any]:
     return _read_yaml(text, f"preset {name}")
 
 
-def merge(base: dict[str, Any], update: dict[str, Any]) -> dict[str, Any]:
+def merge(base: dict[str, Any], update: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     """Recursive merge; mappings merge key by key (a benchmark's ``options`` too, so
-    ``stream.options.a=1 stream.options.b=2`` keeps both), everything else is replaced."""
+    ``stream.options.a=1 stream.options.b=2`` keeps both), everything else is replaced.
+
+    A mapping never replaces a value that is set and is not one (``method: tsr_need`` in a file,
+    then ``method.probe_batches=1``): one of the two layers is wrong, and merging would hide it."""
     out = copy.deepcopy(base)
     for key, value in update.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = merge(out[key], value)
+        current = out.get(key)
+        if isinstance(value, dict) and isinstance(current, dict):
+            out[key] = merge(current, value, f"{prefix}{key}.")
+        elif isinstance(value, dict) and value and current is not None:
+            raise ConfigError(f"config key '{prefix}{key}': expected a mapping, found "
+                              f"{type(current).__name__} {current!r}, under which "
+                              f"'{prefix}{key}.{next(iter(value))}' is set{_method_hint(prefix + key, current)}")
         else:
             out[key] = copy.deepcopy(value)
     return out
+
+
+def _method_hint(key: str, value: Any) -> str:
+    """How to choose a method, where ``value`` (a string at ``method``) looks like an attempt."""
+    if key != "method" or not isinstance(value, str):
+        return ""
+    return f" (to choose a method: method.name={value} on the command line, method: {{name: {value}}} in a file)"
 
 
 def parse_override(text: str) -> dict[str, Any]:
@@ -114,24 +129,30 @@ def resolve_layers(config: str | Path | None, overrides: list[str],
     else:
         data = _sourced(load_preset(str(config)), f"preset {config}", sources)
     for text in overrides:
-        update = parse_override(text)
-        method = update.get("method", {})
-        # ``method=<scalar>`` is not a method choice (that is method.name): the merge keeps it,
-        # and the type check names the key
-        if isinstance(method, dict) and method.pop("__reset__", False):
-            # Choosing another method drops the previous method's parameters.
-            data["method"] = {"name": method["name"]}
-            for key in [k for k in sources if k.startswith("method.")]:
-                del sources[key]
-            sources["method.name"] = "command line"
-            continue
-        data = merge(data, _sourced(update, "command line", sources))
+        data = apply_override(data, text, sources)
     path = str((data.get("model") or {}).get("path", "bundled")) if isinstance(data.get("model"), dict) \
         else "bundled"
     own = model_layer(path)
     for key in _flat_keys(own):
         sources.setdefault(key, f"model {path}")
     return merge(own, data)
+
+
+def apply_override(data: dict[str, Any], text: str, sources: dict[str, str] | None = None) -> dict[str, Any]:
+    """``data`` with the override ``key.sub=value`` applied (``sources``, when given, records
+    its keys as coming from the command line). ``method.name=X`` chooses another method and drops
+    the previous one's parameters; ``method=<scalar>`` is not a method choice: the merge keeps
+    it, and the type check names the key."""
+    sources = {} if sources is None else sources
+    update = parse_override(text)
+    method = update.get("method", {})
+    if isinstance(method, dict) and method.pop("__reset__", False):
+        data = dict(data, method={"name": method["name"]})
+        for key in [k for k in sources if k.startswith("method.")]:
+            del sources[key]
+        sources["method.name"] = "command line"
+        return data
+    return merge(data, _sourced(update, "command line", sources))
 
 
 def _sourced(data: dict[str, Any], where: str, sources: dict[str, str]) -> dict[str, Any]:
@@ -178,9 +199,8 @@ def from_plain(data: dict[str, Any]) -> RunConfig:
 def with_method(cfg: RunConfig, section: dict[str, Any]) -> RunConfig:
     """``cfg`` with the method ``section`` (``{name, **parameters}``) checked and typed."""
     if not isinstance(section, dict):
-        hint = f" (to choose a method: method.name={section})" if isinstance(section, str) else ""
         raise ConfigError(f"config key 'method': expected a mapping with a name, found "
-                          f"{type(section).__name__}{hint}")
+                          f"{type(section).__name__}{_method_hint('method', section)}")
     return dataclasses.replace(cfg, method=resolve_method(section))
 
 

@@ -30,7 +30,9 @@ A run is described by one typed config (`tsr/config/`, with the `model` and `lor
    top-level `preset:` key (a backbone's preset, e.g. `qwen2.5-7b`, names its batch size);
 4. `key.sub=value` overrides on the command line (values are parsed as YAML: `[a, b]`,
    `true`, `1e-4`); a mapping given in parts merges key by key (`stream.options.a=1
-   stream.options.b=2` keeps both).
+   stream.options.b=2` keeps both); a sub-key set under a key that another layer set to a
+   plain value (`method: tsr_need` in a file, then `method.probe_batches=1`) is an error naming
+   the key, since one of the two layers is wrong.
 
 Unknown keys and bad values are errors that name the key's path
 (`unknown config key 'train.lrr' (valid keys in 'train': steps, lr, ...)`). A number that is

@@ -9,6 +9,7 @@ line takes: a bundled config preset's name or a YAML file (None: the defaults), 
 
 from __future__ import annotations
 
+import numbers
 import tempfile
 from pathlib import Path
 from typing import Sequence
@@ -28,6 +29,8 @@ def resolve(config: Config = None, overrides: Sequence[str] = ()) -> RunConfig:
     """The checked :class:`RunConfig` of ``config`` with ``overrides`` applied."""
     if isinstance(overrides, str):
         overrides = [overrides]
+    if not all(isinstance(o, str) for o in overrides):
+        raise ConfigError(f"overrides: expected 'key.sub=value' strings, got {list(overrides)!r}")
     if not isinstance(config, RunConfig):
         return load_config(config, list(overrides))
     if not overrides:
@@ -52,6 +55,35 @@ def run(config: Config = None, overrides: Sequence[str] = (), *, progress: bool 
     return execute(resolve(config, overrides), reporter)
 
 
+def _names(value: str | Sequence[str] | None, what: str) -> list[str] | None:
+    """A list of names given as one name, a sequence of them, or None (every one)."""
+    if value is None:
+        return None
+    names = [value] if isinstance(value, str) else list(value)
+    if not names:
+        raise ConfigError(f"{what}: an empty list (None means every one)")
+    if not all(isinstance(n, str) and n for n in names):
+        raise ConfigError(f"{what}: expected names, got {names!r}")
+    return names
+
+
+def _whole(value: object, least: int) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= least
+
+
+def _seeds(value: int | Sequence[int]) -> list[int]:
+    seeds = [value] if isinstance(value, numbers.Integral) else list(value) if not isinstance(value, str) else [value]
+    if not seeds or not all(_whole(s, 0) for s in seeds):
+        raise ConfigError(f"seeds: expected one or more whole numbers >= 0, got {value!r}")
+    return [int(s) for s in seeds]
+
+
+def _workers(value: int) -> int:
+    if not _whole(value, 1):
+        raise ConfigError(f"workers: expected a whole number of at least 1, got {value!r}")
+    return int(value)
+
+
 def _local_only(cfg: RunConfig, methods: Sequence[str], workers: int) -> None:
     """Worker processes see built-in and installed (entry-point) methods and benchmarks, not what
     this process registered: refuse such a grid with one line instead of failing in a worker."""
@@ -63,15 +95,16 @@ def _local_only(cfg: RunConfig, methods: Sequence[str], workers: int) -> None:
                               "cannot see it: use workers=1, or install it as an entry point (docs/api.md)")
 
 
-def compare(config: Config = None, overrides: Sequence[str] = (), *, methods: Sequence[str] | None = None,
-            seeds: Sequence[int] = (0,), workers: int = 1) -> dict[tuple[str, int], Path]:
+def compare(config: Config = None, overrides: Sequence[str] = (), *, methods: str | Sequence[str] | None = None,
+            seeds: int | Sequence[int] = (0,), workers: int = 1) -> dict[tuple[str, int], Path]:
     """A grid of runs of one config (``tsr compare``): every method (None: every built-in method
     and preset) with every seed, ``workers`` at a time. Returns each (method, seed)'s run
     directory; finished runs are reused, interrupted ones resume."""
     from .engine.compare import plan_points, run_sweep
 
     cfg = resolve(config, overrides)
-    points = plan_points(list(methods) if methods else None, [int(s) for s in seeds])
+    workers = _workers(workers)
+    points = plan_points(_names(methods, "methods"), _seeds(seeds))
     _local_only(cfg, [p.method for p in points], workers)
     folders: dict[tuple[str, int], Path] = {}
 
@@ -86,7 +119,7 @@ def compare(config: Config = None, overrides: Sequence[str] = (), *, methods: Se
 
 
 def probe(config: Config = None, overrides: Sequence[str] = (), *, arms: Sequence[str] | None = None,
-          seeds: Sequence[int] = (0,), targets: Sequence[str] | None = None, sources: Sequence[str] | None = None,
+          seeds: int | Sequence[int] = (0,), targets: Sequence[str] | None = None, sources: Sequence[str] | None = None,
           workers: int = 1, out: str | Path | None = None) -> dict:
     """The probe protocol (``tsr probe``): train the ``arms`` of every target (and source, for
     ``mixed``) task, and write the report into ``out`` (default
@@ -98,10 +131,11 @@ def probe(config: Config = None, overrides: Sequence[str] = (), *, arms: Sequenc
     from .experiments.probe.report import designed_relations, write_report
 
     cfg = resolve(config, overrides)
+    workers = _workers(workers)
     _local_only(cfg, [], workers)
     stream = load_probe_stream(cfg)
-    jobs = plan_jobs(stream, [int(s) for s in seeds], list(targets) if targets else None,
-                        list(sources) if sources else None, list(arms or DEFAULT_ARMS))
+    jobs = plan_jobs(stream, _seeds(seeds), _names(targets, "targets"), _names(sources, "sources"),
+                     _names(arms, "arms") or list(DEFAULT_ARMS))
     folder = Path(out) if out is not None else probe_dir(cfg, stream)
     done = run_probe(cfg, jobs, folder, workers)
     done = [a for a in done if a["target"] in stream.names and a["source"] in (None, *stream.names)]

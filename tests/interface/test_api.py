@@ -168,6 +168,8 @@ def test_overrides_apply_to_a_config_object(make_config):
     assert tsr.api.resolve(cfg, ["train.steps=5"]).method.params.alpha == 0.2
     assert tsr.api.resolve(cfg, ["method.name=tsr"]).method.name == "tsr"  # drops ER's parameters
     assert tsr.api.resolve(cfg, []) is cfg
+    with pytest.raises(ConfigError, match=r"overrides: expected 'key.sub=value' strings, got \[3\]"):
+        tsr.api.resolve(cfg, [3])
     # a scalar method section is refused as on the command line, not an AttributeError
     with pytest.raises(ConfigError, match=r"config key 'method': expected a mapping with a name, found str"):
         tsr.api.resolve(cfg, ["method=tsr_need"])
@@ -182,3 +184,31 @@ def test_tasks_from_python_objects_are_checked():
         tsr.Task("even", "regression", pool, test)
     with pytest.raises(tsr.TsrError, match="task 'even' holds a tuple where an Example"):
         tsr.Task("even", "classification", [("Is 2 even?", " yes")], test)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda cfg: tsr.compare(cfg, methods=[]), "methods: an empty list (None means every one)"),
+    (lambda cfg: tsr.compare(cfg, methods=["er", 3]), "methods: expected names, got ['er', 3]"),
+    (lambda cfg: tsr.compare(cfg, methods="er", seeds=[0, -1]), "seeds: expected one or more whole numbers >= 0"),
+    (lambda cfg: tsr.compare(cfg, methods="er", seeds="0"), "seeds: expected one or more whole numbers >= 0, got '0'"),
+    (lambda cfg: tsr.compare(cfg, methods="er", workers=0), "workers: expected a whole number of at least 1, got 0"),
+    (lambda cfg: tsr.probe(cfg, arms=[]), "arms: an empty list"),
+    (lambda cfg: tsr.probe(cfg, workers=True), "workers: expected a whole number of at least 1, got True"),
+])
+def test_grid_arguments_are_checked_before_any_run(make_config, tmp_path, call, message):
+    cfg = make_config(f"out_dir={tmp_path / 'grid'}")
+    with pytest.raises(ConfigError) as err:
+        call(cfg)
+    assert message in str(err.value)
+    assert not (tmp_path / "grid").exists()  # refused before anything was written
+
+
+def test_one_method_name_and_one_seed_are_a_grid_of_one(make_config, tmp_path, monkeypatch):
+    import tsr.engine.compare as engine_compare
+
+    seen = []
+    monkeypatch.setattr(engine_compare, "run_sweep", lambda config, overrides, points, workers, finished:
+                        seen.append((points, workers)))
+    assert tsr.compare(make_config(f"out_dir={tmp_path / 'grid'}"), methods="er", seeds=3) == {}
+    (points, workers), = seen
+    assert [(p.method, p.seed) for p in points] == [("er", 3)] and workers == 1

@@ -26,13 +26,15 @@ def add(sub, name: str, help_text: str, func, epilog: str | None = None) -> argp
     p = sub.add_parser(name, help=help_text, description=help_text, epilog=epilog,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.set_defaults(func=func)
+    one_line_errors(p)
     return p
 
 
 def one_line_errors(parser: argparse.ArgumentParser) -> None:
-    """Usage errors of this parser as one ``tsr: error:`` line (exit 2), not usage + message."""
+    """Usage errors of this parser as one ``tsr: error:`` line (exit 2), not usage + message;
+    a subcommand's line names it (``tsr: error: tsr compare: argument --workers: ...``)."""
     def error(message: str):
-        raise TsrError(f"{parser.prog}: {message}")
+        raise TsrError(message if parser.prog == "tsr" else f"{parser.prog}: {message}")
 
     parser.error = error  # type: ignore[method-assign]
 
@@ -107,7 +109,18 @@ def add_items(p: argparse.ArgumentParser, **kwargs) -> None:
 
 
 def add_workers(p: argparse.ArgumentParser, help_text: str = "parallel processes") -> None:
-    p.add_argument("--workers", type=int, default=max(1, os.cpu_count() or 1), help=help_text)
+    p.add_argument("--workers", type=positive_int, default=max(1, os.cpu_count() or 1), help=help_text)
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def add_uneven_seeds(p: argparse.ArgumentParser) -> None:

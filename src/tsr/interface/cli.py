@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..errors import TsrError, reason
+from .args import one_line_errors
 from . import audits
 from .commands import (archive, compare, config, export, index, learn, methods, predict, pretrain, probe, report,
                        run, show, signatures, table)
@@ -35,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="tsr", description="Continual fine-tuning with Transfer-Selective Replay.")
     parser.add_argument("--version", action="version", version=f"tsr {__version__}")
+    one_line_errors(parser)
     sub = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
         command.add_parser(sub)

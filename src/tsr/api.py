@@ -72,7 +72,7 @@ def _whole(value: object, least: int) -> bool:
 
 
 def _seeds(value: int | Sequence[int]) -> list[int]:
-    seeds = [value] if isinstance(value, numbers.Integral) else list(value) if not isinstance(value, str) else [value]
+    seeds = [value] if isinstance(value, (numbers.Integral, str)) else list(value)  # a string is refused below
     if not seeds or not all(_whole(s, 0) for s in seeds):
         raise ConfigError(f"seeds: expected one or more whole numbers >= 0, got {value!r}")
     return [int(s) for s in seeds]

@@ -5,7 +5,7 @@ what several audits share is in :mod:`.common`."""
 
 from __future__ import annotations
 
-from ..args import add, one_line_errors
+from ..args import add
 from . import answers, arms, budget, carriers, intervention, kd, orders, regime, scale
 
 EXAMPLES = """examples:
@@ -28,7 +28,6 @@ def add_parser(sub) -> None:
     """``tsr audit`` and its audits, on the top-level subparsers ``sub``."""
     p = add(sub, "audit", "The paper's audits as commands: budget sweep (with label efficiency), arm table, "
             "local intervention, carriers, distillation teachers, task orders, scale, the regime map, whose answers.", None, EXAMPLES)
-    one_line_errors(p)
     audits = p.add_subparsers(dest="audit", required=True, metavar="NAME")
     for module in AUDITS:
         module.add_parser(audits)

@@ -29,7 +29,7 @@ def snapshot(root: Path) -> dict[str, tuple[bytes | None, int]]:
 
 def refuse(capsys, root: Path, argv: list[str], fragment: str) -> None:
     """Run ``tsr argv``; assert exit 2, one ``tsr: error:`` line naming ``fragment``, nothing changed."""
-    if argv[0] == "run":
+    if argv[:1] == ["run"]:
         argv = [*argv, "--quiet"]  # after every positional item
     capsys.readouterr()
     before = snapshot(root)

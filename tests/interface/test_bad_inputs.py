@@ -135,6 +135,7 @@ CONFIG_CASES = [
          "tsr compare: argument --seeds: expected one argument"),
     case("usage-unknown-flag", lambda env, tmp: ["table", str(tmp), "--bogus"], "unrecognized arguments: --bogus"),
     case("usage-unknown-command", lambda env, tmp: ["nope"], "invalid choice: 'nope'"),
+    case("usage-no-command", lambda env, tmp: [], "name a command, one of: run, table, learn,"),
     case("config-name-escapes-out-dir", escaping_name, "config key 'name': '../../x' contains a path separator"),
     case("model-folder-without-tokenizer", model_without_tokenizer,
          "model: the tokenizer encodes text to nothing (no vocabulary: a model folder needs its tokenizer files"),

@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tsr", description="Continual fine-tuning with Transfer-Selective Replay.")
     parser.add_argument("--version", action="version", version=f"tsr {__version__}")
     one_line_errors(parser)
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command")
     for command in COMMANDS:
         command.add_parser(sub)
     return parser
@@ -58,10 +58,15 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=UserWarning, module="peft")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    parser = build_parser()
     try:
-        args = _parse(build_parser(), argv)
+        args = _parse(parser, argv)
     except TsrError as err:
         return _fail(err)
+    if args.command is None:
+        (commands,) = (a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        names = ", ".join(commands)
+        return _fail(TsrError(f"name a command, one of: {names} (`tsr --help` says what each does)"))
     args.argv_tail = list(argv if argv is not None else sys.argv[1:])[2:] if args.command == "audit" else []
     # `kill` (SIGTERM) stops a command as Ctrl-C does: worker pools are torn down on the way out
     # instead of running on as orphans, and what is finished stays saved

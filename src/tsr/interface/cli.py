@@ -40,6 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command")
     for command in COMMANDS:
         command.add_parser(sub)
+    parser.set_defaults(commands=tuple(sub.choices))  # for the error of a bare `tsr`
     return parser
 
 
@@ -58,14 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     warnings.filterwarnings("ignore", category=FutureWarning)
     warnings.filterwarnings("ignore", category=UserWarning, module="peft")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    parser = build_parser()
     try:
-        args = _parse(parser, argv)
+        args = _parse(build_parser(), argv)
     except TsrError as err:
         return _fail(err)
     if args.command is None:
-        (commands,) = (a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        names = ", ".join(commands)
+        names = ", ".join(args.commands)
         return _fail(TsrError(f"name a command, one of: {names} (`tsr --help` says what each does)"))
     args.argv_tail = list(argv if argv is not None else sys.argv[1:])[2:] if args.command == "audit" else []
     # `kill` (SIGTERM) stops a command as Ctrl-C does: worker pools are torn down on the way out

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .common import add_audit, print_saved
+from ..args import add
+from .common import print_saved
 
 EXAMPLES = """examples:
   tsr run method.name=seqft eval.predictions=true eval.schedule=full out_dir=runs/diag
@@ -34,7 +35,7 @@ def cmd_audit_answers(args: argparse.Namespace, console: Console) -> int:
 
 
 def add_parser(audits) -> None:
-    q = add_audit(audits, "answers", "Whose answers a run gives after each task: its own task's or the newest's.",
+    q = add(audits, "answers", "Whose answers a run gives after each task: its own task's or the newest's.",
                   cmd_audit_answers, EXAMPLES)
     q.add_argument("run", metavar="RUN_DIR")
     q.add_argument("--out", help="where answers.* go (default: RUN_DIR)")

@@ -8,7 +8,8 @@ from pathlib import Path
 
 from rich.console import Console
 
-from .common import add_audit, print_saved
+from ..args import add
+from .common import print_saved
 
 EXAMPLES = """examples:
   tsr audit arms runs/probe-synth-trace-1a2b3c4d5e        # target-only, full, random, oracle per target
@@ -36,7 +37,7 @@ def cmd_audit_arms(args: argparse.Namespace, console: Console) -> int:
 
 
 def add_parser(audits) -> None:
-    q = add_audit(audits, "arms", "The arm table of a probe folder: target-only, full, random, oracle.",
+    q = add(audits, "arms", "The arm table of a probe folder: target-only, full, random, oracle.",
                   cmd_audit_arms, EXAMPLES)
     q.add_argument("dir", metavar="PROBE_DIR")
     q.add_argument("--full", type=int, metavar="N", help="the full arms of N examples (needed where the folder "

@@ -9,9 +9,9 @@ from pathlib import Path
 from rich.console import Console
 
 from ...errors import TsrError
-from ..args import (Default, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, executor, option,
-                    split_items)
-from .common import SEEDS, add_audit, arm_progress, command_line, print_saved
+from ..args import (Default, add, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, executor,
+                    option, split_items)
+from .common import SEEDS, arm_progress, command_line, print_saved
 
 EXAMPLES = """examples:
   tsr audit budget --seeds 0,1,2,3,4 --workers 2                     # every task, N = 10,20,50,100,200 and 500
@@ -66,7 +66,7 @@ def cmd_audit_budget(args: argparse.Namespace, console: Console) -> int:
 
 
 def add_parser(audits) -> None:
-    q = add_audit(audits, "budget", "Budget sweep: S_t(N) and headroom against a fixed N_max, over seeds.",
+    q = add(audits, "budget", "Budget sweep: S_t(N) and headroom against a fixed N_max, over seeds.",
                   cmd_audit_budget, EXAMPLES)
     add_items(q)
     option(q, "--budgets", fallback=BUDGETS, help="comma-separated N (default %(fallback)s below N_max)")

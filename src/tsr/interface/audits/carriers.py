@@ -9,8 +9,8 @@ from pathlib import Path
 from rich.console import Console
 
 from ...errors import TsrError
-from ..args import Default, add_executor_flags, add_items, add_workers, csv_list, executor, option, split_items
-from .common import SEEDS, add_audit, arm_progress, command_line, print_saved
+from ..args import Default, add, add_executor_flags, add_items, add_workers, csv_list, executor, option, split_items
+from .common import SEEDS, arm_progress, command_line, print_saved
 
 EXAMPLES = """examples:
   tsr audit carriers --pairs arith-ds:arith-cm,stance:irony --seeds 0,1,2 --workers 2
@@ -84,7 +84,7 @@ def _score_starts(cfg, stream, plan):
 
 
 def add_parser(audits) -> None:
-    q = add_audit(audits, "carriers", "Carrier study: one-shot init from the source adapter, L2 anchor toward "
+    q = add(audits, "carriers", "Carrier study: one-shot init from the source adapter, L2 anchor toward "
                   "it, data mixing; the target's score and gain over the steps, per pair.", cmd_audit_carriers,
                   EXAMPLES)
     add_items(q)

@@ -9,15 +9,10 @@ from pathlib import Path
 from rich.console import Console
 
 from ...errors import TsrError
-from ..args import Default, add, executor
+from ..args import Default, executor
 from ..grid_output import grid_callbacks, print_unfinished, started_summaries
 
 SEEDS = Default("tsr.experiments:SEEDS")
-
-
-def add_audit(audits, name: str, help_text: str, func, epilog: str) -> argparse.ArgumentParser:
-    """The audit ``name`` of ``audits`` (`tsr audit`'s subparsers), its usage errors one line (``add``)."""
-    return add(audits, name, help_text, func, epilog)
 
 
 def command_line(args: argparse.Namespace, name: str) -> str | None:

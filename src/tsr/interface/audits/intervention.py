@@ -10,8 +10,8 @@ from pathlib import Path
 from rich.console import Console
 
 from ...errors import TsrError
-from ..args import Default, add_items, csv_list, option, split_items
-from .common import SEEDS, add_audit, print_saved
+from ..args import Default, add, add_items, csv_list, option, split_items
+from .common import SEEDS, print_saved
 
 EXAMPLES = """examples:
   tsr audit intervention --targets stance,irony,arith-ds --seeds 0,1,2,3,4   # 30 repetitions, scales 0.25, 0.5, 1
@@ -89,7 +89,7 @@ def _intervention_state(args: argparse.Namespace, learner) -> tuple[dict | None,
 
 
 def add_parser(audits) -> None:
-    q = add_audit(audits, "intervention", "Local intervention: equal-norm gradient steps from the shared "
+    q = add(audits, "intervention", "Local intervention: equal-norm gradient steps from the shared "
                   "initialisation, the target's loss change, and how the signature ranks the sources by it.",
                   cmd_audit_intervention, EXAMPLES)
     add_items(q)

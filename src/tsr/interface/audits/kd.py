@@ -8,8 +8,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..args import Default, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, option, split_items
-from .common import SEEDS, add_audit, command_line, print_saved, variant_runs
+from ..args import (Default, add, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, option,
+                    split_items)
+from .common import SEEDS, command_line, print_saved, variant_runs
 
 EXAMPLES = """examples:
   tsr audit kd --teachers era,random,oracle,recent,base,none --seeds 0,1,2,3,4 --workers 2
@@ -47,7 +48,7 @@ def cmd_audit_kd(args: argparse.Namespace, console: Console) -> int:
 
 
 def add_parser(audits) -> None:
-    q = add_audit(audits, "kd", "Distillation audit: TSR with each teacher (method.reference) on the same seeds; "
+    q = add(audits, "kd", "Distillation audit: TSR with each teacher (method.reference) on the same seeds; "
                   "teacher identity vs the anchor.", cmd_audit_kd, EXAMPLES)
     add_items(q)
     option(q, "--teachers", fallback=TEACHERS, help="comma-separated teachers (default %(fallback)s; "

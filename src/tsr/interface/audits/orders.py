@@ -8,8 +8,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..args import Default, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, option, split_items
-from .common import SEEDS, add_audit, command_line, print_saved, variant_runs
+from ..args import (Default, add, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, option,
+                    split_items)
+from .common import SEEDS, command_line, print_saved, variant_runs
 
 EXAMPLES = """examples:
   tsr audit orders --methods er,tsr --orders canonical,reversed --shuffles 2 --seeds 0,1,2
@@ -50,7 +51,7 @@ def cmd_audit_orders(args: argparse.Namespace, console: Console) -> int:
 
 
 def add_parser(audits) -> None:
-    q = add_audit(audits, "orders", "Order robustness: each method on canonical, reversed, shuffled and greedy "
+    q = add(audits, "orders", "Order robustness: each method on canonical, reversed, shuffled and greedy "
                   "curriculum orders; the range of Overall across orders.", cmd_audit_orders, EXAMPLES)
     add_items(q)
     option(q, "--methods", fallback=METHODS, help="comma-separated methods (default %(fallback)s)")

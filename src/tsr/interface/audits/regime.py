@@ -8,9 +8,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..args import (Default, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, executor, option,
-                    split_items)
-from .common import SEEDS, add_audit, command_line, print_saved, variant_runs
+from ..args import (Default, add, add_executor_flags, add_items, add_uneven_seeds, add_workers, csv_list, executor,
+                    option, split_items)
+from .common import SEEDS, command_line, print_saved, variant_runs
 
 EXAMPLES = """examples:
   tsr audit regime --seeds 0,1,2 --workers 2                  # the map of docs/synthetic.md: SeqFT, ER, TSR
@@ -50,7 +50,7 @@ def cmd_audit_regime(args: argparse.Namespace, console: Console) -> int:
 
 
 def add_parser(audits) -> None:
-    q = add_audit(audits, "regime", "Regime map: SeqFT, ER and TSR at points of learning rate, steps, LoRA size, "
+    q = add(audits, "regime", "Regime map: SeqFT, ER and TSR at points of learning rate, steps, LoRA size, "
                   "budget and base; how much the world forgets, against the calibration targets.", cmd_audit_regime,
                   EXAMPLES)
     add_items(q)

@@ -9,8 +9,8 @@ from pathlib import Path
 from rich.console import Console
 
 from ...errors import TsrError
-from ..args import Default, add_executor_flags, add_items, add_workers, csv_list, executor, option, split_items
-from .common import SEEDS, add_audit, arm_progress, command_line, print_saved
+from ..args import Default, add, add_executor_flags, add_items, add_workers, csv_list, executor, option, split_items
+from .common import SEEDS, arm_progress, command_line, print_saved
 
 EXAMPLES = """examples:
   tsr audit scale --models models/qwen2.5-0.5b,models/qwen2.5-7b --seeds 0,1,2,3,4 --workers 2
@@ -79,7 +79,7 @@ def _summary(console: Console, cfg, stream, plan, arms: dict, out: Path) -> dict
 
 
 def add_parser(audits) -> None:
-    q = add_audit(audits, "scale", "Scale audit: the same probe on several base models; headroom per model and "
+    q = add(audits, "scale", "Scale audit: the same probe on several base models; headroom per model and "
                   "which best-source choices are the same at every model.", cmd_audit_scale, EXAMPLES)
     add_items(q)
     q.add_argument("--models", metavar="PATH,PATH,...", help="comma-separated model.path values (folders or hub "

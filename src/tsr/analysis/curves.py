@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..atomic import write_figure
+from .plotting import panel_grid, pyplot
 from .titles import fit_titles
 from .transfer import metric, stat
 
@@ -48,19 +49,14 @@ def save_curves(points: dict[str, dict[str, list]], kinds: dict[str, str], order
 def curves_figure(points: dict[str, dict[str, list]], kinds: dict[str, str], order: list[str],
                   title: str = "learning curves"):
     """One panel per target: the target and full arms in bold, each mixed arm dashed."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    matplotlib, _ = pyplot()
 
     targets = [t for t in order if t in points]
-    cols = min(4, len(targets))
-    rows = -(-len(targets) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.2 * cols, 2.6 * rows + 0.6), squeeze=False)
+    fig, axes, _ = panel_grid(len(targets), 4, lambda cols, rows: (3.2 * cols, 2.6 * rows + 0.6))
     styles = {"target": dict(color="black", lw=2.2), "full": dict(color="#2e8b3d", lw=2.2)}
     tab10 = matplotlib.colormaps["tab10"]
     palette = [tab10(i) for i in (0, 1, 3, 4, 5, 6, 8, 9)]  # no green: that is the full arm's
-    for ax, target in zip(axes.flat, targets):
+    for ax, target in zip(axes, targets):
         mixed = sorted(label for label in points[target] if label.startswith("mixed:"))
         for label in ["target", "full", *mixed]:
             if label not in points[target]:
@@ -79,8 +75,6 @@ def curves_figure(points: dict[str, dict[str, list]], kinds: dict[str, str], ord
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.2)
         ax.legend(fontsize=6, loc="best")
-    for ax in list(axes.flat)[len(targets):]:
-        ax.axis("off")
     fig.suptitle(title + " (mean over seeds; bands: ± standard error)", fontsize=9)
     fit_titles(fig)
     return fig
@@ -92,20 +86,15 @@ def loss_curves_figure(panels: dict[str, list[tuple[str, list[tuple[int, float]]
     a log scale shared by the panels; ``tasks`` are ``(first step, name)``, drawn as dotted
     boundaries with the task names under the last row (up to 16 tasks; a longer stream is drawn
     against the step alone)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    matplotlib, _ = pyplot()
     from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
     labels = list(panels)
     tasks = tasks if len(tasks) <= 16 else []
-    cols = min(3, len(labels))
-    rows = -(-len(labels) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.6 * cols, 2.3 * rows + 0.7), squeeze=False,
-                             sharex=True, sharey=True)
+    fig, axes, cols = panel_grid(len(labels), 3, lambda cols, rows: (3.6 * cols, 2.3 * rows + 0.7),
+                                 sharex=True, sharey=True)
     tab10 = matplotlib.colormaps["tab10"]
-    for ax, label in zip(axes.flat, labels):
+    for ax, label in zip(axes, labels):
         for n, (name, points) in enumerate(panels[label]):
             steps, losses = zip(*points)
             ax.plot(steps, losses, lw=1.0, color=tab10(n % 10), label=name,
@@ -123,13 +112,11 @@ def loss_curves_figure(panels: dict[str, list[tuple[str, list[tuple[int, float]]
         ax.grid(alpha=0.2, which="both", axis="y")  # no vertical grid: the task boundaries are the verticals
         if len(panels[label]) > 1:
             ax.legend(fontsize=6, loc="upper right")
-    for ax in list(axes.flat)[len(labels):]:
-        ax.axis("off")
     if tasks:
-        ax = axes.flat[0]
+        ax = axes[0]
         ends = [first for first, _ in tasks[1:]] + [max(s for p in panels.values() for _, pts in p for s, _ in pts)]
         ax.set_xticks([(first + end) / 2 for (first, _), end in zip(tasks, ends)], [name for _, name in tasks])
-        for n, ax in enumerate(list(axes.flat)[:len(labels)]):
+        for n, ax in enumerate(axes):
             # task names under every panel that has none below it
             ax.tick_params(axis="x", labelrotation=45, labelsize=6.5, labelbottom=n + cols >= len(labels))
     fig.suptitle(title, fontsize=9)

@@ -10,9 +10,9 @@ run's value kept so the spread can be seen, not only summarised.
 
 from __future__ import annotations
 
-
 from .table import FAMILY, Labels, RunSummary, aggregate, metric_value, run_labels
 from .cells import dot_panel
+from .plotting import pyplot
 from .titles import fit_titles
 
 GROUP_COLORS = {0: "#7f7f7f", 1: "#d08a2e", 2: "#1f77b4", 3: "#2e8b3d"}
@@ -48,10 +48,7 @@ def comparison_figure(summaries: list[RunSummary], metrics: tuple[str, ...] = ("
                       title: str = "method comparison", labels: Labels | None = None):
     """The figure (matplotlib, Agg); :func:`tsr.atomic.write_figure` saves it. ``labels``: the
     runs' :func:`tsr.analysis.table.run_labels`, where a page names them already."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    _, plt = pyplot()
     from matplotlib.patches import Patch
 
     cells, settings, methods = figure_cells(summaries, metrics, labels)

@@ -11,7 +11,7 @@ from pathlib import Path
 from ...analysis.arms import oracle_arms
 from ...analysis.label_efficiency import equivalent_examples
 from ...analysis.numbers import number
-from ...analysis.plotting import pyplot
+from ...analysis.plotting import panel_grid
 from ...analysis.report_files import write_report_files
 from ...analysis.seeds import seed_label
 from ...analysis.transfer import metric, stat
@@ -138,14 +138,10 @@ def budget_markdown(summary: dict, order: list[str]) -> str:
 def budget_figure(summary: dict, order: list[str], title: str):
     """One panel per target: S_t(N) (mean, band ± std over seeds, log N), the N_max reference
     dashed, and the other arms' mean scores at each N."""
-    _, plt = pyplot()
-
     targets = [t for t in order if t in summary["targets"]]
-    cols = min(4, len(targets))
-    rows = -(-len(targets) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(max(4.4, 3.3 * cols), 2.9 * rows + 0.8), squeeze=False)
+    fig, axes, _ = panel_grid(len(targets), 4, _panel_size)
     palette = _palette()
-    for ax, t in zip(axes.flat, targets):
+    for ax, t in zip(axes, targets):
         r = summary["targets"][t]
         ns = [int(n) for n in r["curve"]]
         means = [r["curve"][str(n)]["mean"] for n in ns]
@@ -175,11 +171,14 @@ def budget_figure(summary: dict, order: list[str], title: str):
             ax.set_ylim(-0.02, 1.02)  # accuracy on its whole scale: flat and steep curves read alike
         ax.ticklabel_format(axis="y", useOffset=False)
         _style_panel(ax, ns, t, "accuracy" if r["kind"] == "classification" else "answer loss")
-    for ax in list(axes.flat)[len(targets):]:
-        ax.axis("off")
     fig.suptitle(title + "\nmean over seeds; band: ± std of the target arm", fontsize=9)
     fig.tight_layout()
     return fig
+
+
+def _panel_size(cols: int, rows: int) -> tuple[float, float]:
+    """Both budget figures' size in inches: a panel 3.3 wide and 2.9 high, room for the title."""
+    return max(4.4, 3.3 * cols), 2.9 * rows + 0.8
 
 
 def _style_panel(ax, ns: list[int], title: str, ylabel: str) -> None:
@@ -198,14 +197,10 @@ def _style_panel(ax, ns: list[int], title: str, ylabel: str) -> None:
 def gains_figure(summary: dict, order: list[str], title: str):
     """One panel per target with mixed / random / oracle arms: each arm's gain over the target
     arm against N (paired by seed; band ± standard error), the zero line marked."""
-    _, plt = pyplot()
-
     targets = [t for t in order if summary["targets"].get(t, {}).get("arms")]
-    cols = min(4, len(targets))
-    rows = -(-len(targets) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(max(4.4, 3.3 * cols), 2.9 * rows + 0.8), squeeze=False)
+    fig, axes, _ = panel_grid(len(targets), 4, _panel_size)
     palette = _palette()
-    for ax, t in zip(axes.flat, targets):
+    for ax, t in zip(axes, targets):
         r = summary["targets"][t]
         mixed = sorted(label for label in r["arms"] if label.startswith(("mixed:", "init:")))
         ax.axhline(0.0, color="black", lw=0.8)
@@ -221,8 +216,6 @@ def gains_figure(summary: dict, order: list[str], title: str):
                             alpha=0.10, lw=0)
         ns = [int(n) for n in r["curve"]]
         _style_panel(ax, ns, t, "gain in accuracy" if r["kind"] == "classification" else "change in answer loss")
-    for ax in list(axes.flat)[len(targets):]:
-        ax.axis("off")
     fig.suptitle(title + "\narm − target arm at the same N, paired by seed; band ± se", fontsize=9)
     fig.tight_layout()
     return fig

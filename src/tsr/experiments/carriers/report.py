@@ -9,7 +9,7 @@ import statistics
 from pathlib import Path
 
 from ...analysis.numbers import number
-from ...analysis.plotting import pyplot
+from ...analysis.plotting import panel_grid
 from ...analysis.report_files import write_report_files
 from ...analysis.transfer import arms_at, benefit, metric, stat
 from .arms import DEFAULT_MU
@@ -151,17 +151,13 @@ def carriers_markdown(summary: dict) -> str:
 def carriers_figure(summary: dict, title: str):
     """Each carrier's gain over the target arm against the step (band ± se), one panel per pair
     (and one per metric for the mean over pairs); the zero line is the target arm."""
-    _, plt = pyplot()
-
     panels = [(f"mean over {m['pairs']} pairs ({key})", key, m["curve"]) for key, m in summary["means"].items()]
     if len(summary["pairs"]) <= MAX_PANELS:
         panels += [(f"{p['source']} → {p['target']}", p["metric"], p["curve"]) for p in summary["pairs"]]
-    cols = min(4, len(panels))
-    rows = -(-len(panels) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(max(4.6, 3.5 * cols), 2.9 * rows + 0.9), squeeze=False)
+    fig, axes, _ = panel_grid(len(panels), 4, lambda cols, rows: (max(4.6, 3.5 * cols), 2.9 * rows + 0.9))
     names = summary["carriers"]
     anchors = [n for n in names if n.startswith("anchor")]
-    for ax, (name, key, curve) in zip(axes.flat, panels):
+    for ax, (name, key, curve) in zip(axes, panels):
         steps = sorted(curve, key=int)
         ax.axhline(0.0, color="black", lw=0.9, label="target (no carrier)")
         for carrier in names[1:]:
@@ -183,8 +179,6 @@ def carriers_figure(summary: dict, title: str):
         ax.tick_params(labelsize=7)
         ax.grid(alpha=0.2)
         ax.legend(fontsize=6, loc="best")
-    for ax in list(axes.flat)[len(panels):]:
-        ax.axis("off")
     fig.suptitle(title + "\ncarrier − target arm, paired by seed; band ± se; share = of the mixing gain at the "
                  "last step", fontsize=9)
     fig.tight_layout()

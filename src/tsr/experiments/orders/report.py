@@ -9,7 +9,7 @@ import math
 from pathlib import Path
 
 from ...analysis.cells import beyond_noise, covered, dot_panel, fmt, fmt_paired, paired
-from ...analysis.plotting import pyplot
+from ...analysis.plotting import panel_grid
 from ...analysis.report_files import write_report_files
 from ...analysis.table import FAMILY, mean_std
 
@@ -215,17 +215,13 @@ def orders_markdown(summary: dict) -> str:
 
 def orders_figure(summary: dict, title: str):
     """One panel per method: Overall per order (mean ± std over seeds, seeds as dots)."""
-    _, plt = pyplot()
-
     methods = list(summary["methods"])
     labels = list(summary["orders"])
-    cols = min(3, len(methods))
-    rows = -(-len(methods) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(max(4.4, 0.55 * len(labels) + 2.4) * cols, 3.5 * rows + 0.6),
-                             squeeze=False)
+    width = max(4.4, 0.55 * len(labels) + 2.4)  # a panel's: room for every order's label
+    fig, axes, cols = panel_grid(len(methods), 3, lambda cols, rows: (width * cols, 3.5 * rows + 0.6))
     colors = {label: "#1f4e9a" if label == "canonical" else "#b5651d" if label.startswith("greedy") else "#1f77b4"
               for label in labels}
-    for ax, m in zip(axes.flat, methods):
+    for ax, m in zip(axes, methods):
         r = summary["methods"][m]
         means = [c["overall"]["mean"] for c in r["orders"].values() if c["overall"]["n"]]
         if means:  # C8's window: every order mean inside it moves by at most the threshold
@@ -242,8 +238,6 @@ def orders_figure(summary: dict, title: str):
         ax.set_title(f"{m}" + spread + noise, fontsize=9)
         ax.set_xlabel("task order", fontsize=8)
         ax.set_ylabel("Overall (final mean accuracy)", fontsize=8)
-    for ax in list(axes.flat)[len(methods):]:
-        ax.axis("off")
     sep = "; " if cols > 1 else "\n"  # one panel: the legend text on two lines, so it fits its width
     fig.suptitle(title + f"\nmean ± std over seeds; small dots: each seed{sep}green band: the lowest order mean "
                  f"+ {summary['threshold']:.2f} (C8)", fontsize=9)

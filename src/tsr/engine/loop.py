@@ -38,7 +38,6 @@ from .store import record_run
 from .scalar_logs import ScalarLogs, scalar_logs
 
 
-
 @dataclass
 class Plan:
     """Everything a run needs, prepared and checked before anything is written."""

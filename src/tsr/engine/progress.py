@@ -190,7 +190,6 @@ class Checkpoints:
         self.last = self.clock()
 
 
-
 def capture(step: int, seconds: float, ctx: TaskContext, optimiser: torch.optim.Optimizer,
             draws: np.random.Generator, method) -> TaskProgress:
     """The progress of the task ``ctx`` describes, after ``step`` steps."""

@@ -51,7 +51,6 @@ from .context import Draw, TaskContext
 from .derpp_logits import TopK, stack, topk_match, topk_rows
 
 
-
 @dataclass
 class DERPPParams:
     alpha: float = 0.2

@@ -41,7 +41,6 @@ ARMS = pr.DEFAULT_ARMS  # the arms a scale audit may run: the probe's own
 DEFAULT_ARMS = ("target", "full")
 
 
-
 @dataclass(frozen=True)
 class ScalePlan:
     models: tuple[str, ...]  # model.path of each model, in the order of the report's x axis

@@ -36,6 +36,6 @@ def cmd_audit_answers(args: argparse.Namespace, console: Console) -> int:
 
 def add_parser(audits) -> None:
     q = add(audits, "answers", "Whose answers a run gives after each task: its own task's or the newest's.",
-                  cmd_audit_answers, EXAMPLES)
+            cmd_audit_answers, EXAMPLES)
     q.add_argument("run", metavar="RUN_DIR")
     q.add_argument("--out", help="where answers.* go (default: RUN_DIR)")

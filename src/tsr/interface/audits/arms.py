@@ -38,7 +38,7 @@ def cmd_audit_arms(args: argparse.Namespace, console: Console) -> int:
 
 def add_parser(audits) -> None:
     q = add(audits, "arms", "The arm table of a probe folder: target-only, full, random, oracle.",
-                  cmd_audit_arms, EXAMPLES)
+            cmd_audit_arms, EXAMPLES)
     q.add_argument("dir", metavar="PROBE_DIR")
     q.add_argument("--full", type=int, metavar="N", help="the full arms of N examples (needed where the folder "
                    "holds full arms of several sizes)")

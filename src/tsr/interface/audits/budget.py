@@ -67,7 +67,7 @@ def cmd_audit_budget(args: argparse.Namespace, console: Console) -> int:
 
 def add_parser(audits) -> None:
     q = add(audits, "budget", "Budget sweep: S_t(N) and headroom against a fixed N_max, over seeds.",
-                  cmd_audit_budget, EXAMPLES)
+            cmd_audit_budget, EXAMPLES)
     add_items(q)
     option(q, "--budgets", fallback=BUDGETS, help="comma-separated N (default %(fallback)s below N_max)")
     option(q, "--n-max", type=int, metavar="N", fallback=N_MAX,

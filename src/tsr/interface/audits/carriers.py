@@ -85,8 +85,8 @@ def _score_starts(cfg, stream, plan):
 
 def add_parser(audits) -> None:
     q = add(audits, "carriers", "Carrier study: one-shot init from the source adapter, L2 anchor toward "
-                  "it, data mixing; the target's score and gain over the steps, per pair.", cmd_audit_carriers,
-                  EXAMPLES)
+            "it, data mixing; the target's score and gain over the steps, per pair.", cmd_audit_carriers,
+            EXAMPLES)
     add_items(q)
     q.add_argument("--pairs", metavar="SRC:TGT,...", help="comma-separated source:target pairs")
     q.add_argument("--from", dest="source_dir", metavar="PROBE_DIR", help="each target's best source in this probe "

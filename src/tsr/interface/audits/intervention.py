@@ -90,8 +90,8 @@ def _intervention_state(args: argparse.Namespace, learner) -> tuple[dict | None,
 
 def add_parser(audits) -> None:
     q = add(audits, "intervention", "Local intervention: equal-norm gradient steps from the shared "
-                  "initialisation, the target's loss change, and how the signature ranks the sources by it.",
-                  cmd_audit_intervention, EXAMPLES)
+            "initialisation, the target's loss change, and how the signature ranks the sources by it.",
+            cmd_audit_intervention, EXAMPLES)
     add_items(q)
     q.add_argument("--targets", help="comma-separated target tasks (default: all)")
     q.add_argument("--sources", help="comma-separated sources (default: every other task)")

@@ -49,7 +49,7 @@ def cmd_audit_kd(args: argparse.Namespace, console: Console) -> int:
 
 def add_parser(audits) -> None:
     q = add(audits, "kd", "Distillation audit: TSR with each teacher (method.reference) on the same seeds; "
-                  "teacher identity vs the anchor.", cmd_audit_kd, EXAMPLES)
+            "teacher identity vs the anchor.", cmd_audit_kd, EXAMPLES)
     add_items(q)
     option(q, "--teachers", fallback=TEACHERS, help="comma-separated teachers (default %(fallback)s; "
            "also hybrid, top)")

@@ -52,7 +52,7 @@ def cmd_audit_orders(args: argparse.Namespace, console: Console) -> int:
 
 def add_parser(audits) -> None:
     q = add(audits, "orders", "Order robustness: each method on canonical, reversed, shuffled and greedy "
-                  "curriculum orders; the range of Overall across orders.", cmd_audit_orders, EXAMPLES)
+            "curriculum orders; the range of Overall across orders.", cmd_audit_orders, EXAMPLES)
     add_items(q)
     option(q, "--methods", fallback=METHODS, help="comma-separated methods (default %(fallback)s)")
     option(q, "--orders", fallback=ORDERS, help="comma-separated orders: canonical, reversed, shuffle:<k>, or an "

@@ -51,8 +51,8 @@ def cmd_audit_regime(args: argparse.Namespace, console: Console) -> int:
 
 def add_parser(audits) -> None:
     q = add(audits, "regime", "Regime map: SeqFT, ER and TSR at points of learning rate, steps, LoRA size, "
-                  "budget and base; how much the world forgets, against the calibration targets.", cmd_audit_regime,
-                  EXAMPLES)
+            "budget and base; how much the world forgets, against the calibration targets.", cmd_audit_regime,
+            EXAMPLES)
     add_items(q)
     q.add_argument("--points", help="a YAML file: 'points: {name: [key=value, ...]}' (default: the map of "
                    "docs/synthetic.md)")

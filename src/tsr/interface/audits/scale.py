@@ -80,7 +80,7 @@ def _summary(console: Console, cfg, stream, plan, arms: dict, out: Path) -> dict
 
 def add_parser(audits) -> None:
     q = add(audits, "scale", "Scale audit: the same probe on several base models; headroom per model and "
-                  "which best-source choices are the same at every model.", cmd_audit_scale, EXAMPLES)
+            "which best-source choices are the same at every model.", cmd_audit_scale, EXAMPLES)
     add_items(q)
     q.add_argument("--models", metavar="PATH,PATH,...", help="comma-separated model.path values (folders or hub "
                    "ids), at least two, in the order of the x axis")

@@ -13,7 +13,8 @@ initialisation's (the base, which has learnt nothing): about 0 for a task still 
 about 1 for one forgotten or never learnt, in between for a half-learnt one; a ratio, meant to
 let tasks whose losses live on different scales (a label word, a sentence) compare, which it
 does only in part: a trained generation task keeps a larger share of its zero-shot loss than a
-trained label task (docs/methods.md, "Measured"). The need weights are ``r / sum(r)``. The routing weights are then
+trained label task (docs/methods.md, "Measured"). The need weights are ``r / sum(r)``. The
+routing weights are then
 
 ``w = f / K + (1 - f) * ((1 - beta) * w_transfer + beta * w_need)``
 

@@ -162,3 +162,13 @@ def tmpfs(tmp_path):
     yield mount
     for where in reversed(mounted):
         subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Modules that hold slow tests run first, each module kept whole (its fixtures set up once).
+
+    The test workers take the collection in contiguous halves and steal from the end of each
+    other's queue, so with the long tests in front the suite ends on short ones instead of
+    one worker finishing a long test while the other waits."""
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)

@@ -22,6 +22,7 @@ def blocks(lang: str) -> list[str]:
     return [body for kind, body in BLOCK.findall(DOC.read_text(encoding="utf-8")) if kind == lang]
 
 
+@pytest.mark.slow
 def test_every_python_block_runs(tmp_path, monkeypatch, capsys, clean_registries):
     pytest.importorskip("datasets")
     monkeypatch.chdir(tmp_path)

@@ -120,6 +120,7 @@ def test_predict_writes_the_fields_of_the_runs_predictions_files(scoring, tmp_pa
     assert any(0 < row["edit_sim"] < 1 for row in ours)  # predictions the metric tells apart
 
 
+@pytest.mark.slow
 def test_predict_prints_the_summary_and_nothing_else(scoring, tmp_path):
     """stdout: the answers' count and the scores; stderr: nothing (no deprecation warning of
     transformers, which the KV cache's old argument name printed on every call)."""

@@ -89,6 +89,7 @@ def events(run: Path) -> list[dict]:
     return [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]
 
 
+@pytest.mark.slow
 def test_a_run_is_locked_whatever_each_process_temporary_folder(make_config, tmp_path, monkeypatch, capsys):
     """The lock is the run folder's own: a second process with another TMPDIR (the lock once lived
     there, so both ran and progress.jsonl got doubled events) is refused and writes nothing."""
@@ -122,6 +123,7 @@ def learner_args(tiny_model, toy_stream):
     return lambda folder, task: ["learn", str(folder), str(data / task), "--quiet", *settings]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["train", "create"])
 def test_a_second_learn_call_on_a_busy_learner_is_refused_and_changes_nothing(learner_args, tmp_path, capsys, where):
     """While a call learns (``train``), or while the first call is still creating the learner

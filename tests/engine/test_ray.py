@@ -16,8 +16,9 @@ pytestmark = pytest.mark.slow
 
 
 def overrides(tiny_model, toy_stream, out):
-    # tasks long enough (a few seconds) that a kill at the end of a run's first task lands inside its second
-    return [f"model.path={tiny_model}", f"stream.source={toy_stream}", f"out_dir={out}", "train.steps=150",
+    # tasks long enough (seconds; the driver polls events twice a second) that a kill at the end of
+    # a run's first task lands inside its second
+    return [f"model.path={tiny_model}", f"stream.source={toy_stream}", f"out_dir={out}", "train.steps=60",
             "train.lr=3e-3", "stream.budget=12", "stream.replay_per_task=8", "stream.test_cap=10",
             "stream.max_length=48"]
 

@@ -43,6 +43,7 @@ def test_metrics_and_full_schedules_give_the_same_stream_metrics(make_config):
     assert any(full.acc[t][i] is not None for t in range(k - 1) for i in range(t))  # full has more
 
 
+@pytest.mark.slow
 def test_a_64_task_stream_runs_end_to_end_with_linear_evaluation(make_config, toy_stream):
     """A long stream (the toy tasks repeated under new names) runs through TSR, routing over
     up to 63 past tasks, and scores 2K - 1 test sets; bench/long_stream.py times it."""

@@ -105,6 +105,7 @@ def _stamps(root):
     return {p: p.stat().st_mtime_ns for p in sorted(root.glob("runs/probe-*/arms/*.json"))}
 
 
+@pytest.mark.slow
 def test_audit_scale_end_to_end_resumes_and_equals_the_probe(tiny_model, wider_model, toy_stream, tmp_path,
                                                            monkeypatch, capsys):
     common = ["paper", f"stream.source={toy_stream}", f"out_dir={tmp_path / 'runs'}", *TINY]

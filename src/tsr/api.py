@@ -114,7 +114,9 @@ def compare(config: Config = None, overrides: Sequence[str] = (), *, methods: st
     with tempfile.TemporaryDirectory(prefix="tsr-compare-") as tmp:
         path = Path(tmp) / "config.yaml"  # what worker processes load: this config, resolved
         path.write_text(dump_yaml(cfg), encoding="utf-8")
-        run_sweep(str(path), [], points, workers, finished)
+        # the caller's own choice, given as the command line would give it: no file turns it on
+        trusted = ["model.trust_remote_code=true"] if cfg.model.trust_remote_code else []
+        run_sweep(str(path), trusted, points, workers, finished)
     return {key: folders[key] for key in sorted(folders)}
 
 

@@ -43,6 +43,8 @@ def reconfigured(folder, **model) -> None:
     data["model"].update(model)
     (folder / "learner.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
     fixed = [f"out_dir={folder}", "name=run", f"stream.source={folder / 'stream.yaml'}"]
+    if model.get("trust_remote_code"):  # only the command line may turn it on, never the file
+        fixed.append("model.trust_remote_code=true")
     meta = json.loads((folder / "run" / "run.json").read_text())
     meta["fingerprint"] = portable_fingerprint(load_config(str(folder / "learner.yaml"), fixed))
     (folder / "run" / "run.json").write_text(json.dumps(meta))

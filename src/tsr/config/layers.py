@@ -135,7 +135,28 @@ def resolve_layers(config: str | Path | None, overrides: list[str],
     own = model_layer(path)
     for key in _flat_keys(own):
         sources.setdefault(key, f"model {path}")
-    return merge(own, data)
+    merged = merge(own, data)
+    refuse_remote_code(merged, sources)
+    return merged
+
+
+REMOTE_CODE = "model.trust_remote_code"
+
+
+def refuse_remote_code(data: dict[str, Any], sources: dict[str, str]) -> None:
+    """A :class:`ConfigError` where ``model.trust_remote_code`` is true by a layer other than
+    the command line: a config file (a received run's ``config.yaml``, a preset, any YAML) never
+    lets a model run its own code; only the caller's own ``model.trust_remote_code=true`` does."""
+    model = data.get("model")
+    if not isinstance(model, dict) or model.get("trust_remote_code") is not True:
+        return
+    where = sources.get(REMOTE_CODE, "")
+    if where == "command line":
+        return
+    name = where.split(" ", 1)[1] if where.startswith("file ") else where
+    raise ConfigError(f"{name}: {REMOTE_CODE}: true is refused in a config file (only the command line lets a "
+                      f"model run its own code); if you trust the code of {model.get('path', 'bundled')}, pass "
+                      f"{REMOTE_CODE}=true on the command line instead (tsr learn also needs --trust-remote-code)")
 
 
 def apply_override(data: dict[str, Any], text: str, sources: dict[str, str] | None = None) -> dict[str, Any]:

@@ -88,19 +88,28 @@ def learner_config(folder: Path, items: Sequence[str], trust_remote_code: bool =
     if not saved.is_file():
         cfg = load_config(named[0] if named else None, [*overrides, *fixed])
     else:
-        if not isinstance(read_yaml(saved, ConfigError), dict):
+        data = read_yaml(saved, ConfigError)
+        if not isinstance(data, dict):
             raise ConfigError(f"{saved}: empty or not a mapping of config keys; this learner's config is lost "
                               "(restore the file, or use a new folder)")
+        model = data.get("model")
+        if isinstance(model, dict) and model.get("trust_remote_code") is True:
+            if not trust_remote_code:
+                raise _untrusted(saved, model.get("path"))
+            fixed.append("model.trust_remote_code=true")  # the caller's flag, not the file, turns it on
         cfg = load_config(str(saved), fixed)
         if overrides and load_config(str(saved), [*overrides, *fixed]) != cfg:
             raise ConfigError(f"{saved}: this learner was made with another config; its model, method and "
                               "settings are fixed at creation (run `tsr learn` without key=value overrides, "
                               "or use a new folder)")
     if cfg.model.trust_remote_code and not trust_remote_code:
-        where = saved if saved.is_file() else "model.trust_remote_code=true"
-        raise ConfigError(f"{where}: this learner's model runs its own code (model.trust_remote_code: true); pass "
-                          f"--trust-remote-code if you trust the code of {cfg.model.path}")
+        raise _untrusted("model.trust_remote_code=true", cfg.model.path)
     return cfg
+
+
+def _untrusted(where: object, path: object) -> ConfigError:
+    return ConfigError(f"{where}: this learner's model runs its own code (model.trust_remote_code: true); pass "
+                       f"--trust-remote-code if you trust the code of {path}")
 
 
 def learn(folder: Path, train: Path, test: Path | None = None, name: str | None = None,

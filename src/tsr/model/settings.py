@@ -47,8 +47,10 @@ class ModelConfig:
     the weights the run used); null: the hub's default branch. Only for a hub id"""
     trust_remote_code: bool = False
     """passed to `from_pretrained`: run the model's own code from its folder or hub repository.
-    Only the caller turns it on: `tsr learn`, `tsr predict` and `tsr export` refuse a saved config
-    that asks for it unless given `--trust-remote-code`"""
+    Only the caller's command line turns it on (`model.trust_remote_code=true`, or an API call's
+    overrides): a config file, preset or received run's `config.yaml` that sets it is refused;
+    `tsr learn`, `tsr predict` and `tsr export` refuse a saved config that asks for it unless
+    given `--trust-remote-code`"""
     chat_template: bool = False
     """wrap prompts in the tokenizer's chat template (the paper uses raw prompts)"""
     threads: int = setting(0, result=False)

@@ -42,6 +42,21 @@ def test_answer_that_cannot_fit_is_an_error(tokenizer):
         enc.encode_all([Example("a", " b"), Example("a", " the quick brown fox jumps")], "task x")
 
 
+def test_left_truncation_keeps_the_last_tokens_as_the_reference_code(tokenizer):
+    """``truncate="left"``: an answer longer than max_length keeps its last max_length tokens (EOS
+    last, no prompt), what left-truncating prompt + answer + EOS gives; a fitting answer is whole."""
+    long = Example("a", " the quick brown fox jumps over the lazy dog")
+    full = Encoder(tokenizer, max_length=64).encode(long)
+    enc = Encoder(tokenizer, max_length=5, truncate="left")
+    cut = enc.encode_all([long], "task x")[0]
+    assert len(full.answer_ids) > 5 and cut.answer_ids == full.answer_ids[-5:]
+    ids, labels = fit(cut, 5)
+    whole = list(full.prompt_ids) + list(full.answer_ids)
+    assert ids == whole[-5:] and labels == whole[-5:]  # every kept token supervised
+    short = Example("the quick brown fox", " dog")
+    assert enc.encode(short).answer_ids == Encoder(tokenizer, max_length=64).encode(short).answer_ids
+
+
 def test_encoding_is_cached(tokenizer):
     enc = Encoder(tokenizer, max_length=32)
     a = enc.encode(Example("p", " q"))

@@ -38,6 +38,10 @@ class StreamConfig:
     """at most this many test examples per task (the first ones)"""
     max_length: int = 384
     """prompt + answer + EOS in tokens; the prompt is cut from the left"""
+    truncate: Literal["refuse", "left"] = setting("refuse", neutral="refuse")
+    """an answer (with EOS) longer than `max_length` on its own: `refuse` (an error naming the
+    example) or `left` (the sequence keeps its last `max_length` tokens, as the reference code's
+    left truncation does: no prompt, the answer's end); answers that fit are always whole"""
     replay_per_task: int = 100
     """replay data each finished task leaves in the task memory"""
     replay_source: Literal["pool", "budget"] = "pool"

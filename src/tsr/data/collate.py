@@ -2,7 +2,8 @@
 
 The answer and the EOS token are supervised; prompt tokens are masked out of the loss
 (label -100). When prompt + answer + EOS exceeds ``max_length`` the prompt is cut from the
-left, so the answer always stays whole; an answer that cannot fit at all is an error. Each
+left, so the answer always stays whole; an answer that cannot fit at all is an error, or, with
+``truncate="left"`` (the reference code's left truncation), keeps its last ``max_length`` tokens. Each
 example is tokenised once and cached. A chat example's turns (:mod:`tsr.data.formats`) are
 rendered here, with the tokenizer's chat template when it has one: data/ never sees a model.
 """
@@ -51,12 +52,13 @@ class Batch:
 class Encoder:
     """Turns examples into token ids with a fixed tokenizer, prompt format and length limit."""
 
-    def __init__(self, tokenizer, max_length: int, chat_template: bool = False):
+    def __init__(self, tokenizer, max_length: int, chat_template: bool = False, truncate: str = "refuse"):
         if tokenizer.eos_token_id is None:
             raise DataError("the tokenizer defines no EOS token; answers cannot be terminated")
         self.tokenizer = tokenizer
         self.max_length = int(max_length)
         self.chat_template = bool(chat_template)
+        self.truncate = truncate
         self.eos_id = int(tokenizer.eos_token_id)
         pad = tokenizer.pad_token_id
         self.pad_id = int(pad if pad is not None else self.eos_id)
@@ -96,6 +98,8 @@ class Encoder:
         tok = self.tokenizer
         prompt_ids = tok(self.text(example), add_special_tokens=False)["input_ids"]
         answer_ids = tok(example.answer, add_special_tokens=False)["input_ids"] + [self.eos_id]
+        if self.truncate == "left" and len(answer_ids) > self.max_length:
+            answer_ids = answer_ids[-self.max_length:]  # the sequence's last max_length tokens
         enc = Encoded(tuple(prompt_ids), tuple(answer_ids))
         self._cache[example] = enc
         return enc
@@ -111,7 +115,7 @@ class Encoder:
             if len(enc.answer_ids) > self.max_length:
                 raise DataError(f"{where}: example {i} has an answer of {len(enc.answer_ids)} tokens "
                                 f"(with EOS), more than max_length={self.max_length}; raise "
-                                "stream.max_length")
+                                "stream.max_length, or set stream.truncate=left to keep its last tokens")
             out.append(enc)
         return out
 

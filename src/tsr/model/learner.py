@@ -275,7 +275,7 @@ def build_learner(cfg: LearnerConfig) -> Learner:
     model = attach_lora(backbone.model, cfg.lora, cfg.seed, adapter_dtype)
     model.eval()
     adapter = Adapter(model, frozen_parameter_names(model))
-    encoder = Encoder(backbone.tokenizer, cfg.stream.max_length, cfg.model.chat_template)
+    encoder = Encoder(backbone.tokenizer, cfg.stream.max_length, cfg.model.chat_template, cfg.stream.truncate)
     checkpointed = checkpoint_blocks(model) if cfg.model.gradient_checkpointing else []
     compiled = compile_blocks(model, backbone.device, False if checkpointed else cfg.model.compile)
     return Learner(backbone, model, adapter, encoder, adapter.state(), takes_logits_to_keep(model), compiled,

@@ -126,3 +126,38 @@ def test_remote_code_runs_only_with_the_callers_flag(taught, tmp_path, capsys):
     assert main(predict_args(mine, prompts, tmp_path / "trusted.jsonl", "--trust-remote-code")) == 0
     assert (tmp_path / "trusted.jsonl").read_text() == (tmp_path / "plain.jsonl").read_text()
     assert main(["learn", str(mine), str(data / "vowel"), "--quiet", "--trust-remote-code"]) == 0
+
+
+def renamed_task(folder) -> None:
+    (folder / "stream.yaml").write_text((folder / "stream.yaml").read_text().replace("name: parity", "name: odd"))
+
+
+def edited_answer(folder) -> None:
+    path = folder / "tasks" / "01-parity" / "train.jsonl"
+    path.write_text(path.read_text().replace('" yes"', '" no"', 1))
+
+
+LEARN_CASES = [  # a learner edited or damaged: refused before the new task is added (issue 77, item 4)
+    ("learner-yaml-an-empty-mapping", lambda f: write(f / "learner.yaml", "{}\n"), "synth-trace:policy",
+     "learner.yaml: is not the config the learner's run was made with"),
+    ("learner-yaml-edited", lambda f: write(f / "learner.yaml", (f / "learner.yaml").read_text().replace(
+        "  r: 16\n", "  r: 8\n")), None, "learner.yaml: is not the config the learner's run was made with"),
+    ("stream-yaml-a-task-renamed", renamed_task, None,
+     "stream.yaml: lists the tasks ['odd'], but the learner's run learnt ['parity'] in that order"),
+    ("stored-data-edited", edited_answer, None, "tasks: the data of the tasks learnt (parity) changed since"),
+    ("adapter-flipped-bytes", lambda f: flip(f / "run" / "checkpoint" / "adapter.safetensors"), None,
+     "checkpoint/adapter.safetensors: corrupt checkpoint"),
+    ("memory-record-missing", lambda f: shutil.rmtree(f / "run" / "memory" / "00-parity"), None,
+     "memory/00-parity: task-memory record missing"),
+]
+
+
+@pytest.mark.parametrize("edit,data,fragment", [c[1:] for c in LEARN_CASES], ids=[c[0] for c in LEARN_CASES])
+def test_a_refused_learn_call_changes_nothing(taught, tmp_path, capsys, edit, data, fragment):
+    """The learner folder is checked whole (config against its run, stored data, checkpoint, task
+    memory) before the new task is listed in stream.yaml or copied under tasks/; the line names
+    the file to restore, not `name=` or `out_dir=`, which a learner does not take."""
+    folder = copy(taught, tmp_path)
+    edit(folder)
+    refuse(capsys, tmp_path, ["learn", str(folder), data or str(taught[2] / "vowel")], fragment)
+    assert not (folder / "tasks" / "02-vowel").exists() and not (folder / "tasks" / "02-policy").exists()

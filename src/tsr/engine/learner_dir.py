@@ -17,7 +17,9 @@ results matrix has, in addition, the cells each call scored as the last task of 
 far (every task learnt, after every call).
 
 Everything of a call is checked before the folder changes: a bad data file, a task name
-already learnt, a config that differs from the learner's leave it as it was.
+already learnt, a config that differs from the learner's, a learner edited or damaged since
+(its config against its run, the stored data, the checkpoint, the task memory) leave it as it
+was.
 """
 
 from __future__ import annotations
@@ -32,15 +34,16 @@ import yaml
 
 from ..atomic import remove_leftovers, replace_dir, temp_dir, write_jsonl, write_text, writing
 from ..config import RunConfig, dump_yaml, load_config
-from ..data.example import TaskKind
+from ..cl.memory import load_memory
+from ..data.example import Stream, TaskKind
 from ..data.jsonl import examples_from_jsonl
 from ..data.names import unsafe_reason
 from ..data.records import read_yaml
 from ..errors import ConfigError, RunError
 from ..data.streams import load_stream
 from .lock import claim, make_folder
-from .run import Outcome, check_stream, draw_data, execute
-from .rundir import refuse_links
+from .run import Outcome, check_stream, draw_data, execute, portable_fingerprint
+from .rundir import RunDir, refuse_links
 
 CONFIG, STREAM, TASKS, RUN = "learner.yaml", "stream.yaml", "tasks", "run"
 # a classification task's answers are labels: few distinct values, each used more than once
@@ -191,6 +194,7 @@ def _plan(call: Call) -> tuple[RunConfig, list[dict], dict | None]:
         raise ConfigError(f"{folder}: not a tsr learner (no {CONFIG}); use an empty or new folder")
     cfg = learner_config(folder, call.overrides, call.trust)
     entries = _learnt(folder)
+    _check_run(cfg, folder)
     done = RunDirState(folder).completed()
     names = [e["name"] for e in entries]
     if name in names[:done]:
@@ -207,6 +211,30 @@ def _plan(call: Call) -> tuple[RunConfig, list[dict], dict | None]:
     entry = {"name": name, "kind": task_kind.value, "format": "jsonl"}
     _check(cfg, folder, entries + [{**entry, "train": str(call.train.resolve()), "test": str(call.test.resolve())}])
     return cfg, entries, entry
+
+
+def _check_run(cfg: RunConfig, folder: Path) -> None:
+    """What the learner's run checks when it goes on (its config, the data of the tasks it
+    learnt, its checkpoint and task memory), before the folder changes: an edited or damaged
+    learner is refused whole, not after the new task has been added to it."""
+    run = RunDir(folder / RUN)
+    if not run.exists():
+        return
+    meta, fingerprint = run.meta(), portable_fingerprint(cfg)
+    if meta.get("fingerprint") != fingerprint:
+        raise RunError(f"{folder / CONFIG}: is not the config the learner's run was made with (fingerprint "
+                       f"{fingerprint}, {RUN}/run.json records {meta.get('fingerprint')}); restore it")
+    stream, known = check_stream(cfg), list(meta.get("tasks") or [])
+    if stream.names[: len(known)] != known:
+        raise RunError(f"{folder / STREAM}: lists the tasks {stream.names}, but the learner's run learnt "
+                       f"{known} in that order; restore it")
+    digest = Stream(stream.name, stream.tasks[: len(known)]).digest()
+    if meta.get("data_digest") not in (None, digest):
+        raise RunError(f"{folder / TASKS}: the data of the tasks learnt ({', '.join(known)}) changed since they "
+                       f"were learnt (data digest {meta.get('data_digest')}, now {digest}); restore it")
+    checkpoint, _ = run.read_checkpoint()
+    if checkpoint is not None:
+        load_memory(run.memory_root, known[: checkpoint.completed])
 
 
 def _add_task(call: Call, cfg: RunConfig, entries: list[dict], entry: dict) -> None:

@@ -152,6 +152,13 @@ class RunDir:
     def load_checkpoint(self) -> Checkpoint | None:
         """The checkpoint to resume from (None: no task finished yet). Everything a resume reads
         or appends to is checked here, before the run directory is written to."""
+        checkpoint, keep = self.read_checkpoint()
+        self._drop_torn_tail(keep)
+        return checkpoint
+
+    def read_checkpoint(self) -> tuple[Checkpoint | None, int | None]:
+        """:meth:`load_checkpoint`'s checks and checkpoint, writing nothing; with the length a
+        resume cuts the log back to (None: the log stays whole)."""
         keep = self._check_log()
         folder = self.path / "checkpoint"
         if not folder.is_dir():
@@ -160,8 +167,7 @@ class RunDir:
                 if self.results_path.is_file():  # tasks finished, but what they left is gone
                     raise RunError(f"{folder}: checkpoint missing, but results.json records finished tasks; "
                                    "delete the run directory to start over")
-                self._drop_torn_tail(keep)
-                return None
+                return None, keep
             folder = old  # a crash interrupted the swap: the previous checkpoint is intact
         current = folder / "state.json"  # the file being read, for the error
         try:
@@ -177,8 +183,7 @@ class RunDir:
         except (OSError, ValueError, KeyError, TypeError, AttributeError, SafetensorError) as err:
             raise RunError(f"{current}: corrupt checkpoint ({reason(err)}); delete the run directory to start "
                            "over") from None
-        self._drop_torn_tail(keep)
-        return Checkpoint(completed, adapter, method, rng, results)
+        return Checkpoint(completed, adapter, method, rng, results), keep
 
     def final_adapter(self) -> tuple[Path, dict[str, torch.Tensor]]:
         """(file, tensors) of the adapter after the last finished task, checked against the

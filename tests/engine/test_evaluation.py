@@ -40,3 +40,29 @@ def test_scores_do_not_depend_on_batch_size(trained):
     a = evaluate(trained.learner, trained.tests[0], batch_size=1)
     b = evaluate(trained.learner, trained.tests[0], batch_size=7)
     assert a.acc == b.acc and a.loss == pytest.approx(b.loss, rel=1e-5)
+
+
+def test_scoring_in_bounded_chunks_gives_the_whole_batch_scores(trained):
+    """A batch over the evaluation's logits bound is scored from hidden states in chunks of
+    positions (here a bound of one position's logits, so every chunk is one position): the
+    same exact match per example, the same answer NLL to float rounding."""
+    learner = trained.learner
+    one_position_mb = learner.vocab_size * 4 / 2**20
+    for encoded in trained.tests:
+        whole = example_correct(learner, encoded, batch_size=8)
+        split = example_correct(learner, encoded, batch_size=8, logits_mb=one_position_mb)
+        assert split[0] == whole[0] and split[2] == whole[2]
+        assert split[1] == pytest.approx(whole[1], rel=1e-5, abs=1e-6)
+    assert 0 < sum(whole[0]) < len(whole[0])  # both outcomes occur
+
+
+def test_the_bound_splits_only_batches_past_it(trained, monkeypatch):
+    from tsr.engine import evaluation
+
+    calls = []
+    original = evaluation._split_scores
+    monkeypatch.setattr(evaluation, "_split_scores", lambda *a: calls.append(1) or original(*a))
+    example_correct(trained.learner, trained.tests[0], batch_size=8)
+    assert calls == []  # the toy batches' logits are far below the default bound
+    example_correct(trained.learner, trained.tests[0], batch_size=8, logits_mb=1e-3)
+    assert len(calls) == 2  # 16 test examples, two batches

@@ -13,10 +13,16 @@ from dataclasses import dataclass
 from typing import Sequence
 
 import torch
+import torch.nn.functional as F
 
 from ..cl.losses import exact_match_rows, token_nll
-from ..data.collate import EVAL_BATCH, Encoded, fit
-from ..model.learner import Learner
+from ..cl.teachers import head_adapted
+from ..data.collate import EVAL_BATCH, IGNORE, Encoded, fit
+from ..model.learner import Learner, first_answer_position
+
+# The most memory a batch's logits may take in evaluation: a larger batch (a long answer window
+# on a large vocabulary: 16 x 1024 positions x 49152 words is 3 GB) is scored in chunks.
+EVAL_LOGITS_MB = 256
 
 
 @dataclass(frozen=True)
@@ -36,23 +42,56 @@ def _length_sorted(encoded: Sequence[Encoded]) -> list[int]:
 
 
 @torch.no_grad()
-def example_correct(learner: Learner, encoded: Sequence[Encoded], batch_size: int = EVAL_BATCH) -> tuple[list[bool], list[float], list[int]]:
-    """Per example: teacher-forced exact match, summed answer NLL, number of answer tokens."""
+def example_correct(learner: Learner, encoded: Sequence[Encoded], batch_size: int = EVAL_BATCH,
+                    logits_mb: float = EVAL_LOGITS_MB) -> tuple[list[bool], list[float], list[int]]:
+    """Per example: teacher-forced exact match, summed answer NLL, number of answer tokens.
+
+    A batch whose answer-window logits would take more than ``logits_mb`` is scored from its
+    last hidden states, the output head run on the supervised positions only, ``logits_mb`` worth
+    of positions at a time (:func:`_split_scores`): the same scores up to the rounding of the head's
+    product in another shape, with memory bounded on any vocabulary or length."""
     correct = [False] * len(encoded)
     nll_sum = [0.0] * len(encoded)
     count = [0] * len(encoded)
     order = _length_sorted(encoded)
+    split = not head_adapted(learner)
     for start in range(0, len(order), batch_size):
         idx = order[start: start + batch_size]
         batch = learner.encoder.collate([encoded[i] for i in idx])
-        logits, labels = learner.answer_logits(batch)
-        nll, mask = token_nll(logits, labels)
-        hit = exact_match_rows(logits, labels)
+        window = batch.input_ids.shape[1] - first_answer_position(batch.labels)
+        if split and batch.size * window * learner.vocab_size * 4 > logits_mb * 2**20:
+            hit, nll, mask = _split_scores(learner, batch, logits_mb)
+        else:
+            logits, labels = learner.answer_logits(batch)
+            nll, mask = token_nll(logits, labels)
+            hit = exact_match_rows(logits, labels)
         for row, i in enumerate(idx):
             correct[i] = bool(hit[row])
             nll_sum[i] = float(nll[row].sum())
             count[i] = int(mask[row].sum())
     return correct, nll_sum, count
+
+
+def _split_scores(learner: Learner, batch, logits_mb: float) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(exact match per row, NLL per predicting position, its mask) as :func:`token_nll` and
+    :func:`exact_match_rows` give them, with no (batch x length x vocabulary) tensor: the head
+    runs on the positions that predict a supervised token, in chunks of at most ``logits_mb``."""
+    hidden = learner.hidden(batch)
+    labels = batch.labels.to(hidden.device)
+    mask = labels[:, 1:] != IGNORE
+    rows, cols = mask.nonzero(as_tuple=True)
+    targets = labels[rows, cols + 1]
+    chunk = max(1, int(logits_mb * 2**20 // (learner.vocab_size * 4)))
+    nll = torch.empty(len(rows), dtype=torch.float32, device=hidden.device)
+    hits = torch.empty(len(rows), dtype=torch.bool, device=hidden.device)
+    for s in range(0, len(rows), chunk):
+        logits = learner.head_logits(hidden[rows[s:s + chunk], cols[s:s + chunk]])
+        nll[s:s + chunk] = F.cross_entropy(logits, targets[s:s + chunk], reduction="none")
+        hits[s:s + chunk] = logits.argmax(-1) == targets[s:s + chunk]
+    per_position = torch.zeros(mask.shape, dtype=torch.float32, device=hidden.device)
+    per_position[rows, cols] = nll
+    missed = torch.zeros(mask.shape[0], dtype=torch.long, device=hidden.device).index_add_(0, rows, (~hits).long())
+    return (missed == 0) & mask.any(1), per_position, mask
 
 
 def scored_tasks(t: int, k: int, period: int, all_tasks: bool = False) -> list[int]:

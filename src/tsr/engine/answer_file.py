@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..atomic import write_jsonl
+from ..config.sections import MAX_BATCH
 from ..data.example import GEN_METRICS, TaskKind
 from ..data.jsonl import prompts_from_jsonl
 from ..errors import ConfigError, RunError
@@ -87,6 +88,8 @@ def predict(folder: Path, inputs: Path, out: Path, batch_size: int | None = None
     for flag, value in (("--batch-size", batch_size), ("--max-new-tokens", max_new_tokens)):
         if value is not None and value < 1:
             raise ConfigError(f"{flag}: must be >= 1 (got {value})")
+    if batch_size is not None and batch_size > MAX_BATCH:
+        raise ConfigError(f"--batch-size: must be at most {MAX_BATCH} (got {batch_size})")
     if kind is not None and kind not in {k.value for k in TaskKind}:
         raise ConfigError(f"--kind: must be classification or generation (got {kind!r})")
     check_output_file(out, "--out")

@@ -58,7 +58,7 @@ def task_index(spec: str, tasks: list[str], where: Path) -> int:
     if spec in tasks:
         return tasks.index(spec)
     text = spec.strip()
-    if text.isdigit() and 1 <= int(text) <= len(tasks):
+    if text.isascii() and text.isdigit() and 1 <= int(text) <= len(tasks):  # not '²', which int() refuses
         return int(text) - 1
     listing = ", ".join(f"{i} {name}" for i, name in enumerate(tasks, 1))
     raise RunError(f"{where}: no task {spec!r} (give a position from 1 or a name: {listing})")

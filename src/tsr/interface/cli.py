@@ -12,11 +12,11 @@ import sys
 import threading
 import warnings
 
-from rich.console import Console
 from rich.markup import escape
 
 from ..errors import TsrError, reason
 from .args import one_line_errors
+from .console import plain_console
 from . import audits
 from .commands import (archive, base, compare, config, export, index, learn, methods, predict, pretrain, probe, report,
                        run, show, signatures, table)
@@ -71,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     # instead of running on as orphans, and what is finished stays saved
     main_thread = threading.current_thread() is threading.main_thread()
     previous = signal.signal(signal.SIGTERM, _terminate) if main_thread else None
-    console = Console() if sys.stdout.isatty() else Console(width=160)  # logs and pipes: no squeezing
+    console = plain_console() if sys.stdout.isatty() else plain_console(width=160)  # logs and pipes: no squeezing
     try:
         return args.func(args, console)
     except TsrError as err:
@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         return _fail(TsrError(f"{err.filename or 'a file'}: {reason(err)}"))
     except KeyboardInterrupt:
-        Console(stderr=True).print("interrupted; finished tasks are saved: run the same command again to resume")
+        plain_console(stderr=True).print("interrupted; finished tasks are saved: run the same command again to resume")
         return 130
     finally:
         if main_thread:
@@ -90,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def _fail(err: TsrError) -> int:
     # the message is text, not markup: a path such as `runs[old]/x.yaml` must print as it is
-    Console(stderr=True).print(f"[red]tsr: error:[/] {escape(str(err))}", highlight=False, soft_wrap=True)
+    plain_console(stderr=True).print(f"[red]tsr: error:[/] {escape(str(err))}", markup=True, highlight=False,
+                                     soft_wrap=True)
     return 2
 
 

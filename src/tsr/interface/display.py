@@ -6,6 +6,7 @@ import json
 import time
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
@@ -14,6 +15,7 @@ from ..engine.loop import Plan
 from ..data.example import GEN_METRICS
 from ..engine.results import Results
 from ..engine.text_metrics import NAMES
+from .console import plain_console
 
 
 def _pairs(mapping: dict[str, float], digits: int = 2) -> str:
@@ -25,19 +27,20 @@ class ConsoleReporter:
     """A progress bar per task (step, loss, ETA) and one line per finished task."""
 
     def __init__(self, console: Console | None = None):
-        self.console = console or Console(stderr=True)
+        self.console = console or plain_console(stderr=True)
         self.progress: Progress | None = None
         self.bar = None
         self._last_print = 0.0
 
     def task_start(self, t: int, plan: Plan, info: dict) -> None:
         k, task = len(plan.stream), plan.stream[t]
-        self.console.print(f"[bold]task {t + 1}/{k}[/] {task.name} ({task.kind.value})")
+        self.console.print(f"[bold]task {t + 1}/{k}[/] {escape(task.name)} ({task.kind.value})", markup=True)
         if info.get("weights"):
-            self.console.print(f"  routing: {_pairs(info['weights'])}   top source: [cyan]{info['top']}[/]")
+            self.console.print(f"  routing: {escape(_pairs(info['weights']))}   top source: "
+                               f"[cyan]{escape(str(info['top']))}[/]", markup=True)
         if info.get("resume_step"):
             self.console.print(f"  resuming at step {info['resume_step']}/{plan.cfg.train.steps} (saved progress)")
-        self.progress = Progress(TextColumn("  {task.description}"), BarColumn(), MofNCompleteColumn(),
+        self.progress = Progress(TextColumn("  {task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                                  TextColumn("loss {task.fields[loss]}"), TimeRemainingColumn(),
                                  console=self.console, transient=True, disable=not self.console.is_terminal)
         self.progress.start()

@@ -11,6 +11,7 @@ from rich.console import Console
 from ...errors import TsrError
 from ..args import Default, add, add_executor_flags, add_items, add_workers, csv_list, executor, option, split_items
 from .common import SEEDS, arm_progress, command_line, print_saved
+from ..console import plain_console
 
 EXAMPLES = """examples:
   tsr audit carriers --pairs arith-ds:arith-cm,stance:irony --seeds 0,1,2 --workers 2
@@ -74,7 +75,7 @@ def _score_starts(cfg, stream, plan):
     """The arms' starting points (step 0) scored, saved ones read back, a stderr line every 10."""
     from ...experiments.carriers.run import run_starts
 
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
 
     def scored(done: int, total: int) -> None:
         if done == total or done % 10 == 0:

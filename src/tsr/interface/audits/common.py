@@ -11,6 +11,7 @@ from rich.console import Console
 from ...errors import TsrError
 from ..args import Default, executor
 from ..grid_output import grid_callbacks, print_unfinished, started_summaries
+from ..console import plain_console
 
 SEEDS = Default("tsr.experiments:SEEDS")
 
@@ -28,7 +29,7 @@ def print_saved(console: Console, text: str, out: Path) -> None:
 
 def arm_progress(describe):
     """The progress callback of an arm grid: one stderr line every 10 arms and at the end."""
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
 
     def progress(result: dict, done: int, total: int) -> None:
         if done % 10 == 0 or done == total:
@@ -52,12 +53,12 @@ def variant_runs(args: argparse.Namespace, console: Console, grid, out: Path, wh
             from ...analysis.table import unfinished
 
             where = next(iter(grid.dirs.values())).parent
-            print_unfinished(Console(stderr=True), unfinished(started_summaries(grid)))
+            print_unfinished(plain_console(stderr=True), unfinished(started_summaries(grid)))
             raise TsrError(f"--report-only: no run of this grid has finished yet (runs go to {where})")
         console.print(f"{what} ({len(runs)} of {len(grid.points)} runs finished) -> {out}")
     else:
         console.print(f"{what}: {len(grid.points)} runs, {args.workers} worker(s) -> {out}")
-        progress, task_done = grid_callbacks(Console(stderr=True))
+        progress, task_done = grid_callbacks(plain_console(stderr=True))
         run_grid(grid, args.workers, progress, task_done, pool)
         runs = finished_runs(grid)
     spread = check_cells(cells(runs), what, args.uneven_seeds)

@@ -27,7 +27,7 @@ def cmd_base(args: argparse.Namespace, console: Console) -> int:
             where = fetch.fetched(name)
             state = f"fetched: {where}" if where else "not fetched"
             console.print(f"{name}  {base.requirement} ({base.licence}), from {base.original}; {escape(state)}",
-                          highlight=False)
+                          markup=True, highlight=False)
         return 0
     if not args.name:
         from ...errors import TsrError
@@ -37,7 +37,7 @@ def cmd_base(args: argparse.Namespace, console: Console) -> int:
                               report=lambda text: err.print(f"  {escape(text)}", highlight=False, soft_wrap=True))
     record = json.loads((folder / "provenance.json").read_text(encoding="utf-8"))
     console.print(f"{args.name}: {record.get('parameters', 0):,} parameters, {record.get('architecture')}, "
-                  f"in {escape(str(folder))}; use model.path={args.name}", highlight=False)
+                  f"in {escape(str(folder))}; use model.path={args.name}", markup=True, highlight=False)
     return 0
 
 

@@ -12,6 +12,7 @@ from ...errors import TsrError
 from ..args import (Default, add, add_against, add_executor_flags, add_items, add_uneven_seeds, add_workers,
                     csv_list, executor, option, split_items)
 from ..grid_output import grid_callbacks, print_unfinished, started_summaries
+from ..console import plain_console
 
 EXAMPLES = """examples:
   tsr compare --seeds 0,1,2 --workers 2                   # every method on synth-trace, Table-3 layout
@@ -53,7 +54,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     config, overrides, points = grid.config, list(grid.overrides), list(grid.points)
     variants = len({p.variant for p in points})
     size = f"{len(points)} runs ({len({p.method for p in points})} methods{f', {variants} variants' if args.vary else ''})"
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     if args.report_only:  # nothing trained: the table of the grid's runs that have finished
         summaries = started_summaries(grid)
         done = sum(s.finished for s in summaries)

@@ -8,6 +8,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ..args import add, add_trust_flag
+from ..console import plain_console
 
 EXAMPLES = """examples:
   tsr learn my-learner synth-trace:stance            # first call: creates the learner (TSR, bundled base)
@@ -22,7 +23,7 @@ def cmd_learn(args: argparse.Namespace, console: Console) -> int:
     from ..display import ConsoleReporter, results_table
 
     outcome = learn(Path(args.learner), Path(args.data), Path(args.test) if args.test else None, args.name,
-                    args.kind, args.items, None if args.quiet else ConsoleReporter(Console(stderr=True)),
+                    args.kind, args.items, None if args.quiet else ConsoleReporter(plain_console(stderr=True)),
                     trust_remote_code=args.trust_remote_code)
     results = outcome.results
     console.print(results_table(results, title=f"results · {results.method}"))

@@ -19,7 +19,7 @@ def cmd_methods(args: argparse.Namespace, console: Console) -> int:
     from ...methods.registry import listing
 
     for name, line in listing():  # built in, registered, and installed packages' (entry points)
-        console.print(f"[bold]{escape(name):16}[/] {escape(line)}", highlight=False, soft_wrap=True)
+        console.print(f"[bold]{escape(name):16}[/] {escape(line)}", markup=True, highlight=False, soft_wrap=True)
     return 0
 
 

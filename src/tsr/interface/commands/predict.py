@@ -49,7 +49,7 @@ def add_parser(sub) -> None:
     p.add_argument("inputs", metavar="INPUT.jsonl", help="records with prompt, instruction/input, messages or "
                                                           "conversations (and, to be scored, an answer)")
     p.add_argument("--out", required=True, help="where the answers go (JSONL)")
-    p.add_argument("--batch-size", type=int, help="prompts per batch (at least 1; default: the learner's eval.batch_size)")
+    p.add_argument("--batch-size", type=int, help="prompts per batch (1 to 1024; default: the learner's eval.batch_size)")
     p.add_argument("--max-new-tokens", type=int, help="every answer's longest length, in tokens (at least 1; default: "
                                                       "the answer's length plus eval.extra_tokens, or 128 without one)")
     p.add_argument("--kind", choices=("classification", "generation"),

@@ -9,6 +9,7 @@ from rich.console import Console
 
 from ...errors import TsrError
 from ..args import add
+from ..console import plain_console
 
 EXAMPLES = """examples:
   tsr pretrain-base --out base/                           # reproduce the bundled base
@@ -34,7 +35,7 @@ def cmd_pretrain(args: argparse.Namespace, console: Console) -> int:
         (out / CHECKPOINT).unlink()  # --force starts over
     elif out.exists() and any(out.iterdir()) and not (out / CHECKPOINT).exists() and not args.force:
         raise TsrError(f"{out}: exists and is not empty; pass --force to overwrite")
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     first = []
 
     def report(step: int, loss: float) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.console import Console
 
 from ..args import Default, add, add_executor_flags, add_items, add_workers, csv_list, executor, option, split_items
+from ..console import plain_console
 
 EXAMPLES = """examples:
   tsr probe --arms target,full --seeds 0,1,2,3            # headroom audit of synth-trace
@@ -82,7 +83,7 @@ def _run_arms(args: argparse.Namespace, cfg, jobs: list, out: Path) -> list[dict
 
     from ...experiments.probe.run import run_probe
 
-    err = Console(stderr=True)
+    err = plain_console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                   console=err, disable=not err.is_terminal) as bar:
         task = bar.add_task("arms", total=len(jobs))
@@ -116,10 +117,10 @@ def _print_report(console: Console, report: dict, names: list[str], signatures: 
     from ...analysis.transfer import headroom_markdown, matrix_markdown
 
     if "headroom" in report:
-        console.print("[bold]headroom[/] (S(10N) - S(N); for generation tasks the loss gap)")
+        console.print("[bold]headroom[/] (S(10N) - S(N); for generation tasks the loss gap)", markup=True)
         console.print(headroom_markdown(report["headroom"], names), markup=False)
     if "matrix" in report:
-        console.print("[bold]transfer matrix[/] (rows: source, columns: target; bold: column best)")
+        console.print("[bold]transfer matrix[/] (rows: source, columns: target; bold: column best)", markup=True)
         console.print(matrix_markdown(report["matrix"], report["kinds"], names), markup=False)
     for row in report.get("relation_checks", []):
         parts = [f"partner {s}: {'ok' if v['pass'] else 'FAIL'}" for s, v in row["partners"].items()]
@@ -138,7 +139,7 @@ def _print_report(console: Console, report: dict, names: list[str], signatures: 
     if "arm_table" in report:
         from ...analysis.arms import table_markdown
 
-        console.print("[bold]arms[/] (mean ± std over seeds; oracle: each seed's best mixed arm)")
+        console.print("[bold]arms[/] (mean ± std over seeds; oracle: each seed's best mixed arm)", markup=True)
         console.print(table_markdown(report["arm_table"], names), markup=False)
 
 

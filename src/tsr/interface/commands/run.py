@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 
 from rich.console import Console
+from rich.markup import escape
 
 from ..args import add, add_items, split_items
+from ..console import plain_console
 
 EXAMPLES = """examples:
   tsr run                                   # TSR on the bundled synth-trace stream
@@ -25,11 +27,11 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
 
     config, overrides = split_items(args.items)
     cfg = load_config(config, overrides)
-    outcome = execute(cfg, None if args.quiet else ConsoleReporter(Console(stderr=True)))
+    outcome = execute(cfg, None if args.quiet else ConsoleReporter(plain_console(stderr=True)))
     if outcome.already_finished:
-        console.print(f"[dim]{outcome.run.path} is already finished; showing its results[/]")
+        console.print(f"[dim]{escape(str(outcome.run.path))} is already finished; showing its results[/]", markup=True)
     elif outcome.resumed_from:
-        console.print(f"[dim]resumed after task {outcome.resumed_from}[/]")
+        console.print(f"[dim]resumed after task {outcome.resumed_from}[/]", markup=True)
     console.print(results_table(outcome.results, title=f"results · {outcome.results.method}"))
     console.print(metrics_table(outcome.results))
     line = phases_line(phase_seconds(outcome.run.path))

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from ...errors import TsrError
 from ..args import add, add_against, add_uneven_seeds
+from ..console import plain_console
 
 EXAMPLES = """examples:
   tsr table runs/                           # every finished run under runs/
@@ -51,25 +52,25 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
         console.print(agg.rich_table(cells, settings, methods, metrics, seeds=seeds))
         if vs:
             console.print(paired_view.rich_versus(vs, args.against, settings, methods, metrics))
-        console.print(f"[dim]{len(summaries) - len(pending)} finished runs[/]")
+        console.print(f"[dim]{len(summaries) - len(pending)} finished runs[/]", markup=True)
     else:  # a grid that has only started: no table, the runs in progress below
         console.print("no run has finished yet", highlight=False)
     if uneven:
-        Console(stderr=True).print(f"cells cover different seeds ({'; '.join(uneven)}): each lists its own",
+        plain_console(stderr=True).print(f"cells cover different seeds ({'; '.join(uneven)}): each lists its own",
                                    highlight=False, soft_wrap=True)
     if vs:
         mixed = paired_view.mixed_pairs(summaries, args.against, labels)
         if line := paired_view.mixed_pairs_line(mixed, args.against):
-            Console(stderr=True).print(line, highlight=False, soft_wrap=True)
+            plain_console(stderr=True).print(line, highlight=False, soft_wrap=True)
     if note := machines_note(s.path for s in summaries):
-        Console(stderr=True).print(note, highlight=False, soft_wrap=True)
+        plain_console(stderr=True).print(note, highlight=False, soft_wrap=True)
     if args.plot:
         from ...analysis.table_figure import write_comparison_figure
 
         write_comparison_figure(Path(args.plot), summaries, metrics)
-        Console(stderr=True).print(f"figure written to {args.plot}", highlight=False)
+        plain_console(stderr=True).print(f"figure written to {args.plot}", highlight=False)
     if pending:  # a grid in progress: what is not in the table yet (stderr, so md/csv stay clean)
-        err = Console(stderr=True)
+        err = plain_console(stderr=True)
         err.print(f"{len(pending)} unfinished run(s), not in the table:", highlight=False)
         for line in pending:
             err.print(f"  {line}", highlight=False, soft_wrap=True)

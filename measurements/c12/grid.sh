@@ -2,13 +2,14 @@
 # The C12 grid of docs/claims.md, default regime, one (benchmark, order, seed) unit at a time:
 # the methods of a unit run side by side (two workers, one thread each), so each pair compared
 # by seed ran on one machine. After each unit the finished runs' records go to the ledger
-# (`tsr archive`, docs/rundir.md) and are committed, so a grid survives the loss of its machine:
-#   bash docs/measurements/c12-grid.sh   # from the repository root, venv active; resumes
+# measurements/c12/default.jsonl (`tsr archive`, docs/rundir.md) and the unit to
+# units-done.txt; nothing is committed here: commit the ledger at the end of a stage.
+#   bash measurements/c12/grid.sh   # from the repository root, venv active; resumes
 set -u
 ROOT=${C12_ROOT:-/work/runs}
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
-LEDGER=$REPO/docs/measurements/c12-default.jsonl
-DONE=$REPO/docs/measurements/c12-units-done.txt  # units whose runs are all archived
+LEDGER=$REPO/measurements/c12/default.jsonl
+DONE=$REPO/measurements/c12/units-done.txt  # units whose runs are all archived
 
 TRACE_G="greedy=stance>policy>arith-ds>arith-cm>irony>summary>simplify>code"
 TRACE_GR="greedy-reversed=code>simplify>summary>irony>arith-cm>arith-ds>policy>stance"
@@ -27,8 +28,6 @@ unit() {  # source methods order seed; a unit whose audit ended is listed in $DO
   local rc=${PIPESTATUS[0]}
   tsr archive "$ROOT" "$LEDGER"
   [ "$rc" = 0 ] && echo "$key" >> "$DONE"
-  (cd "$REPO" && git diff --quiet -- "$LEDGER" "$DONE" ||
-   for i in 1 2 3; do git commit -q -m "C12 grid archive: $key" -- "$LEDGER" "$DONE" && break; sleep 5; done)
 }
 
 orders() {  # the six orders of a benchmark
@@ -45,6 +44,7 @@ other_orders() {  # methods: every order of both benchmarks but synth-trace's ca
   done
 }
 
+# Stages; commit measurements/c12/ after each one (`git add measurements/c12 && git commit`).
 # 1. synth-trace canonical: ER and tsr_need, then TSR and pool-hybrid (C12b, the canonical row)
 for s in 0 1 2 3 4; do unit synth-trace er,tsr_need canonical $s; done
 for s in 0 1 2 3 4; do unit synth-trace tsr,tsr_pool_hybrid canonical $s; done

@@ -39,6 +39,52 @@ def stream_file(text: str, files: dict[str, str] | None = None):
 TASK = "name: s\ntasks:\n  - {name: a, kind: classification, format: jsonl, train: a.jsonl, test: a.jsonl}\n"
 NESTED_PROMPT = '{"prompt": ' + DEEP + ', "answer": " yes"}\n'
 
+def archived(edit):
+    """``tsr archive --restore`` of an archive of the finished run whose record ``edit`` changed."""
+    def build(env, tmp):
+        import json
+        import shutil
+
+        from tsr.engine.archive import archive
+
+        shutil.copytree(env.runs / "finished", tmp / "runs" / "finished")
+        archive(tmp / "runs", tmp / "a.jsonl")
+        shutil.rmtree(tmp / "runs")
+        record = json.loads((tmp / "a.jsonl").read_text())
+        (tmp / "a.jsonl").write_text(json.dumps(edit(record)) + "\n")
+        (tmp / "rest").mkdir()
+        return ["archive", "--restore", str(tmp / "rest"), str(tmp / "a.jsonl")]
+    return build
+
+
+def indexed(edit):
+    """``tsr table`` of a copy of the finished run, indexed, then ``edit(folder)``."""
+    def build(env, tmp):
+        import shutil
+
+        shutil.copytree(env.runs / "finished", tmp / "runs" / "finished")
+        assert main(["table", str(tmp / "runs")]) == 0
+        edit(tmp / "runs")
+        return ["table", str(tmp / "runs")]
+    return build
+
+
+def damaged_index(folder):
+    import sqlite3
+
+    conn = sqlite3.connect(folder / "index.sqlite")
+    with conn:
+        conn.execute("UPDATE runs SET metrics = '{bad'")
+    conn.close()
+
+
+def seed_past_64_bits(folder):
+    import json
+
+    path = folder / "finished" / "results.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "seed": 2**63}))
+
+
 CASES = [
     case("config-yaml-nested-past-the-recursion-limit", config_file("lora: {targets: " + DEEP + "}\n"),
          "cfg.yaml: nested deeper than 100 levels"),
@@ -73,6 +119,16 @@ CASES = [
          r"config key 'name': 'a\udcffb' is not UTF-8 text (U+DCFF"),
     case("stream-file-task-name-right-to-left-override",
          stream_file(TASK.replace("name: a,", "name: \"a\\u202eb\","), {"a.jsonl": jsonl(GOOD)}), "(U+202E)"),
+    case("jsonl-record-lone-surrogate", stream_file(TASK, {"a.jsonl": jsonl(GOOD) + '{"prompt": "x \\ud800 y", '
+                                                                                  '"answer": " no"}\n'}),
+         r"a.jsonl:9: holds a lone surrogate ('\ud800' in 'x \ud800 y'), which is not text"),
+    case("archive-path-with-a-nul", archived(lambda r: {**r, "path": "fin\x00ished"}),
+         r"a.jsonl:1: path 'fin\x00ished' contains a control or formatting character (U+0000)"),
+    case("archive-path-with-a-right-to-left-override", archived(lambda r: {**r, "path": "a\u202eb"}), "(U+202E)"),
+    case("index-with-a-field-not-json", indexed(damaged_index),
+         "index.sqlite: damaged (the metrics of "),
+    case("indexed-run-with-a-seed-past-64-bits", indexed(seed_past_64_bits),
+         "results.json: seed 9223372036854775808 is past 2^63 - 1, which the index cannot hold"),
     case("export-task-a-superscript-digit", lambda env, tmp: ["export", str(env.runs / "finished"), "--out",
                                                                str(tmp / "out"), "--task", "\u00b2"],
          "no task '\u00b2' (give a position from 1 or a name: 1 parity, 2 vowel, 3 copy)"),

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from ..data.records import check_nesting, parse_yaml, read_utf8, too_deep
+from ..data.records import check_parsed, parse_yaml, read_utf8, too_deep
 from ..errors import ConfigError
 from ..methods.registry import resolve_method
 from ..schema import build
@@ -79,7 +79,7 @@ def parse_override(text: str) -> dict[str, Any]:
     if not all(parts):
         raise ConfigError(f"override {text!r} has an empty key part")
     try:
-        value = check_nesting(yaml.safe_load(raw), f"override {key.strip()}", ConfigError) if raw.strip() else ""
+        value = check_parsed(yaml.safe_load(raw), f"override {key.strip()}", ConfigError) if raw.strip() else ""
     except RecursionError:
         raise too_deep(f"override {key.strip()}", ConfigError) from None
     except yaml.YAMLError:

@@ -17,12 +17,20 @@ from .example import Example
 MAX_NESTING = 100
 
 
-def check_nesting(data: Any, where: str, error: type[TsrError] = DataError) -> Any:
+def check_parsed(data: Any, where: str, error: type[TsrError] = DataError) -> Any:
     """``data`` as parsed, refused where its lists and mappings nest deeper than
-    :data:`MAX_NESTING` or where one holds itself (a YAML alias inside its own anchor)."""
+    :data:`MAX_NESTING`, where one holds itself (a YAML alias inside its own anchor), or where a
+    string holds a lone surrogate (JSON's ``"\\ud800"``: no text, and no tokenizer takes it)."""
     heights: dict[int, int] = {}  # a shared alias is measured once, not once per use
 
     def height(node: Any, inside: set[int], depth: int) -> int:
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError as err:
+                raise error(f"{where}: holds a lone surrogate ({node[err.start]!r} in {_short(node)}), "
+                            "which is not text") from None
+            return 0
         if not isinstance(node, (dict, list)):
             return 0
         key = id(node)
@@ -32,7 +40,7 @@ def check_nesting(data: Any, where: str, error: type[TsrError] = DataError) -> A
             if depth >= MAX_NESTING:
                 raise error(f"{where}: nested deeper than {MAX_NESTING} levels")
             inside.add(key)
-            children = node.values() if isinstance(node, dict) else node
+            children = [*node.keys(), *node.values()] if isinstance(node, dict) else node
             heights[key] = 1 + max((height(c, inside, depth + 1) for c in children), default=0)
             inside.discard(key)
         if depth + heights[key] > MAX_NESTING:
@@ -41,6 +49,10 @@ def check_nesting(data: Any, where: str, error: type[TsrError] = DataError) -> A
 
     height(data, set(), 0)
     return data
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 40 else repr(text[:37] + "...")
 
 
 def too_deep(where: str, error: type[TsrError] = DataError) -> TsrError:
@@ -63,7 +75,7 @@ def read_json(path: Path) -> Any:
     except UnicodeDecodeError as err:
         raise DataError(f"{path}: not UTF-8 text ({err.reason} at byte {err.start})") from None
     try:
-        return check_nesting(json.loads(text), str(path))
+        return check_parsed(json.loads(text), str(path))
     except json.JSONDecodeError as err:
         raise DataError(f"{path}:{err.lineno}:{err.colno}: malformed JSON ({err.msg})") from None
     except RecursionError:
@@ -91,7 +103,7 @@ def parse_yaml(text: str, where: str, error: type[TsrError] = DataError) -> Any:
     """YAML ``text`` (safe: no tags that build objects); malformed YAML is an ``error`` naming
     ``where`` and the line."""
     try:
-        return check_nesting(yaml.safe_load(text), where, error)
+        return check_parsed(yaml.safe_load(text), where, error)
     except RecursionError:
         raise too_deep(where, error) from None
     except yaml.YAMLError as err:
@@ -123,7 +135,7 @@ def parse_jsonl_lines(data: bytes, path: Path) -> list[tuple[int, Any]]:
         if not line.strip():
             continue
         try:
-            rows.append((lineno, check_nesting(json.loads(line), f"{path}:{lineno}")))
+            rows.append((lineno, check_parsed(json.loads(line), f"{path}:{lineno}")))
         except json.JSONDecodeError as err:
             raise DataError(f"{path}:{lineno}: malformed JSON line ({err.msg})") from None
         except RecursionError:

@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..atomic import temp_dir, write_text, writing
+from ..data.names import unsafe_reason
 from ..errors import RunError, reason
 from .results import load_results
 from .store import run_folders
@@ -69,6 +70,9 @@ def _check(rec: Any, where: str) -> dict[str, str]:
     path = PurePosixPath(rec["path"])
     if not rec["path"] or path.is_absolute() or ".." in path.parts or "\\" in rec["path"]:
         raise RunError(f"{where}: path {rec['path']!r} is not a relative path inside the folder")
+    why = next(filter(None, (unsafe_reason(part, 255) for part in path.parts)), None)
+    if why:  # a NUL, a control or formatting character: no folder name, or one that shows as another
+        raise RunError(f"{where}: path {why}")
     for name in ("run.json", "results.json"):
         try:
             data = json.loads(rec[name])

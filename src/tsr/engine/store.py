@@ -26,6 +26,7 @@ import yaml
 
 from ..atomic import _umask, strict
 from ..config import RunConfig, neutral_keys
+from ..config.sections import MAX_SEED
 from ..data.records import read_yaml
 from ..schema import not_results
 from ..errors import RunError
@@ -126,6 +127,9 @@ def _rows(root: Path, run: Path) -> tuple[tuple, list[tuple]]:
     except (OSError, ValueError, AttributeError):
         fingerprint = None
     stream = str((config.get("stream") or {}).get("source", ""))
+    if not 0 <= results.seed <= MAX_SEED:  # a run made before seeds were bounded: SQLite cannot hold it
+        raise RunError(f"{results_path}: seed {results.seed} is past 2^63 - 1, which the index cannot hold; "
+                       "move the run out of the folder")
     data = strict(results.to_dict())  # as results.json holds it: null for NaN
     row = (str(run.resolve()), run.name, fingerprint, results.method, stream, results.seed, results.completed,
            len(results.tasks), int(results.finished), json.dumps(config, sort_keys=True), "[]",
@@ -208,18 +212,23 @@ def refresh(root: Path) -> list[dict[str, Any]]:
     try:
         if changed or gone:
             _write(conn, changed, gone)
-        return runs(conn)
+        return runs(conn, root / INDEX)
     finally:
         conn.close()
 
 
-def runs(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+def runs(conn: sqlite3.Connection, where: Path | str = INDEX) -> list[dict[str, Any]]:
+    """Every row of the index (``where``: its file, for errors)."""
     cursor = conn.execute("SELECT * FROM runs ORDER BY path")
     names = [c[0] for c in cursor.description]
     out = []
     for values in cursor:
         row = dict(zip(names, values))
         for key in ("config", "varying", "results", "metrics"):
-            row[key] = json.loads(row[key])
+            try:
+                row[key] = json.loads(row[key])
+            except (TypeError, json.JSONDecodeError):
+                raise RunError(f"{where}: damaged (the {key} of {row.get('path')} is not JSON); delete it and "
+                               "`tsr index` rebuilds it from the run folders") from None
         out.append(row)
     return out

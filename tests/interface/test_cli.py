@@ -166,7 +166,8 @@ def test_bad_input_writes_nothing_into_an_existing_run(tiny_model, toy_stream, t
     args = small(tiny_model, toy_stream, tmp_path, "name=keep")
     assert main(["run", "paper", *args, "--quiet"]) == 0
     before = {p: p.stat().st_mtime_ns for p in (tmp_path / "keep").rglob("*")}
-    assert main(["run", "paper", *args, "stream.max_length=3", "--quiet"]) == 2
+    # an answer longer than max_length (refused: the paper preset's own default truncates it)
+    assert main(["run", "paper", *args, "stream.max_length=3", "stream.truncate=refuse", "--quiet"]) == 2
     assert "max_length=3" in capsys.readouterr().err
     assert main(["run", "paper", *args, "train.steps=5", "--quiet"]) == 2  # another config, same name
     assert "different config" in capsys.readouterr().err

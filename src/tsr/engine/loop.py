@@ -60,6 +60,15 @@ class Log(Protocol):
     def log(self, event: str, **fields) -> None: ...
 
 
+def notify(report: Reporter, event: str, *args) -> None:
+    """Call ``report.<event>(*args)`` where the reporter has it: the optional events (``run_begin``
+    before the model loads, ``run_ready`` once it has, ``task_begin`` before a task's method
+    prepares it) that a reporter may leave out."""
+    hear = getattr(report, event, None)
+    if hear is not None:
+        hear(*args)
+
+
 class Silent:
     def task_start(self, t: int, plan: Plan, info: dict) -> None:
         pass
@@ -299,6 +308,7 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
             run.log("task_start", task=t, name=task.name, **info, **resumed)
             report.task_start(t, plan, {**info, **resumed})
 
+        notify(report, "task_begin", t, plan)
         info = train_on(learner, method, task, plan.train[t], cfg.train, seed=cfg.seed, index=t, memory=memory,
                         teachers=teachers, dropout=cfg.lora.dropout > 0,
                         on_step=[steplog, report.step], on_begin=begin, resume=saved.current,

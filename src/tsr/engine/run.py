@@ -26,7 +26,7 @@ from ..errors import ConfigError, RunError, reason
 from ..methods.registry import MethodSpec
 from ..model.learner import build_learner
 from ..rng import numpy_rng
-from .loop import Plan, Reporter, run_stream
+from .loop import Plan, Reporter, notify, run_stream
 from .progress import TaskProgress, drop_progress, has_progress, load_progress
 from .results import Results, load_results
 from .lock import claim
@@ -81,11 +81,14 @@ def check_stream(cfg: RunConfig) -> Stream:
     return stream
 
 
-def prepare(cfg: RunConfig) -> tuple[Plan, MethodSpec]:
-    """Check and load everything a run needs; writes nothing."""
+def prepare(cfg: RunConfig, report: Reporter | None = None) -> tuple[Plan, MethodSpec]:
+    """Check and load everything a run needs; writes nothing. ``report`` hears ``run_begin``
+    once the config and the stream are checked, before the model loads."""
     spec = cfg.method
     stream = check_stream(cfg)
     budgets, replays, tests = draw_data(cfg, stream)
+    if report is not None:
+        notify(report, "run_begin", cfg)
     learner = build_learner(cfg)
     encoder = learner.encoder
     for task, budget, replay, test in zip(stream, budgets, replays, tests):
@@ -125,7 +128,7 @@ def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False, 
     learner, :mod:`tsr.engine.learner_dir`); the run then goes on with them, and its
     fingerprint leaves out the stream file's folder. ``parent_held``: the caller holds the lock
     of the folder the run folder is in (the learner's)."""
-    plan, spec = prepare(cfg)
+    plan, spec = prepare(cfg, report)
     cfg, stream = plan.cfg, plan.stream
     run = RunDir(Path(cfg.out_dir) / run_name(cfg, stream, spec.name))
     fingerprint = portable_fingerprint(cfg) if grow else cfg.fingerprint()
@@ -182,6 +185,8 @@ def _execute(plan: Plan, spec: MethodSpec, run: RunDir, report: Reporter | None,
     if not grown and run.is_finished() and len(load_results(run.results_path).tasks) == len(stream):
         run.remove_leftovers()  # e.g. the last checkpoint's previous version, if a kill left it
         return Outcome(run, load_results(run.results_path), len(stream), True)
+    if report is not None:
+        notify(report, "run_ready", plan, run.path)
     checkpoint = run.load_checkpoint()
     run.remove_leftovers()  # this process now owns the run: clear what a kill left
     machine = describe(learner.device, learner.compiled)

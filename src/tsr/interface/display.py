@@ -15,6 +15,7 @@ from ..engine.loop import Plan
 from ..data.example import GEN_METRICS
 from ..engine.results import Results
 from ..engine.text_metrics import NAMES
+from . import banner
 from .console import plain_console
 
 
@@ -32,9 +33,18 @@ class ConsoleReporter:
         self.bar = None
         self._last_print = 0.0
 
+    def run_begin(self, cfg) -> None:
+        self.console.print(banner.run_line(cfg), highlight=False, soft_wrap=True)
+
+    def run_ready(self, plan: Plan, folder) -> None:
+        self.console.print(banner.model_line(plan, folder), highlight=False, soft_wrap=True)
+
+    def task_begin(self, t: int, plan: Plan) -> None:
+        # before the method prepares the task (TSR's signature probe), so that is not silence
+        self.console.print(banner.task_line(t, plan), highlight=False, soft_wrap=True)
+
     def task_start(self, t: int, plan: Plan, info: dict) -> None:
-        k, task = len(plan.stream), plan.stream[t]
-        self.console.print(f"[bold]task {t + 1}/{k}[/] {escape(task.name)} ({task.kind.value})", markup=True)
+        task = plan.stream[t]
         if info.get("weights"):
             self.console.print(f"  routing: {escape(_pairs(info['weights']))}   top source: "
                                f"[cyan]{escape(str(info['top']))}[/]", markup=True)

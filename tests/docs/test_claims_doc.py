@@ -1,18 +1,25 @@
-"""docs/claims.md: the greedy orders its C8 commands run are the curricula of the published matrices.
+"""docs/claims.md: its tables are what the run ledgers and the rule give, and its C8 orders are
+the curricula of the published matrices.
 
-C8 runs the best-source curriculum as an explicit order (the matrix's probe folder is not
-kept); this pins that the orders written there are what :func:`greedy_order` computes from the
-56-pair matrices published in docs/calibration.md (synth-trace) and docs/signatures.md
-(synth-numglue), so the pages cannot drift apart.
+The page's tables are generated (:mod:`tsr.analysis.claims`); these tests fail when a printed
+table differs from what the ledgers and ``measurements/claims/claims.yaml`` give, when a printed
+verdict is not the rule's for its printed number, and when a claim's first-screen verdict is not
+its rows'. C8 runs the best-source curriculum as an explicit order (the matrix's probe folder is
+not kept); the orders written there must be what :func:`greedy_order` computes from the 56-pair
+matrices published in docs/calibration.md (synth-trace) and docs/signatures.md (synth-numglue).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
+import yaml
+
+from tsr.analysis.claims import SPEC, MixedMachines, build, check, printed
 from tsr.experiments.orders.plan import greedy_order
 from tsr.data.streams import load_stream
 
@@ -39,8 +46,9 @@ def published_matrix(page: str, heading: str) -> tuple[dict, dict[str, str]]:
 
 
 def c8_row() -> str:
-    return next(line for line in (DOCS / "claims.md").read_text(encoding="utf-8").splitlines()
-                if line.startswith("| C8 |"))
+    """The C8 section's command text."""
+    text = (DOCS / "claims.md").read_text(encoding="utf-8")
+    return text.split("\n## C8\n", 1)[1].split("\n## ", 1)[0]
 
 
 @pytest.mark.parametrize("stream_name,page,heading,first", [
@@ -57,13 +65,23 @@ def test_c8_greedy_orders_are_the_published_curricula(stream_name, page, heading
     assert written != stream.names  # a curriculum of its own, not the canonical order's runs
 
 
+def table_lines(block: str) -> list[list[str]]:
+    return [[c.strip() for c in line.strip().strip("|").split("|")] for line in block.splitlines()[2:]]
+
+
 def status_rows() -> list[dict[str, str]]:
-    """The rows of claims.md's status table, by column name."""
-    text = (DOCS / "claims.md").read_text(encoding="utf-8")
-    lines = [line for line in text.split("## Status", 1)[1].splitlines() if line.startswith("|")]
-    header = [c.strip() for c in lines[0].strip("|").split("|")]
-    end = next(i for i, line in enumerate(lines[2:], 2) if not line.startswith("| C") or line.count("|") != lines[0].count("|"))
-    return [dict(zip(header, (c.strip() for c in line.strip("|").split("|")))) for line in lines[2:end]]
+    """Every line of the page's per-claim tables (a family's member lines carry their row's id)."""
+    rows, last = [], None
+    for name, block in printed().items():
+        if name == "status":
+            continue
+        for cells in table_lines(block):
+            row = dict(zip(("claim", "headline", "criterion", "regime", "measured", "verdict", "machine"), cells))
+            row["member"] = not row["claim"]
+            row["claim"] = row["claim"] or last
+            last = row["claim"]
+            rows.append(row)
+    return rows
 
 
 def written_verdict(measured: str, criterion: str) -> str:
@@ -80,19 +98,81 @@ def written_verdict(measured: str, criterion: str) -> str:
     return verdict(mean, float(stat.group(2)), int(stat.group(3)), criterion)
 
 
-def test_every_verdict_of_the_status_table_follows_the_rule():
+def test_every_verdict_of_the_claim_tables_follows_the_rule():
     rows = status_rows()
-    assert len(rows) >= 30 and {r["claim"][:3] for r in rows} >= {"C1a", "C5a", "C11"}
+    assert {r["claim"][:3] for r in rows} >= {"C1a", "C5a", "C11"}
+    assert len({r["claim"] for r in rows}) >= 40
     checked = 0
     for row in rows:
-        for regime in ("default", "near-calibrated"):
-            measured, written = row[f"{regime}: measured"], row[f"{regime}: verdict"]
-            if measured in ("—", ""):
-                assert written == "not measured", row["claim"]
+        measured = row["measured"].split(", ", 1)[0]  # the decisive member follows the number
+        if row["verdict"] == "unpaired":  # pairs across machines: no verdict, two machines named
+            assert " + " in row["machine"], row
+            continue
+        assert row["verdict"] == written_verdict(measured, row["criterion"]), (row["claim"], row["regime"])
+        assert row["machine"], row
+        checked += 1
+    assert checked >= 60
+
+
+def test_each_claims_first_screen_verdict_follows_its_rows():
+    """A claim holds when all its rows in the regime hold, does not hold when one does not."""
+    rows = [r for r in status_rows() if not r["member"]]
+    summary = table_lines(printed()["status"])
+    assert [c[0].split("]")[0].lstrip("[") for c in summary] == [f"C{i}" for i in range(1, 13)]
+    for cells in summary:
+        claim = cells[0].split("]")[0].lstrip("[")
+        for regime, cell in zip(("default", "near-calibrated", "real base"), cells[2:]):
+            verdicts = [r["verdict"] for r in rows if re.fullmatch(rf"{claim}[a-z]?", r["claim"]) and r["regime"] == regime]
+            if not verdicts:
+                assert cell in ("not measured", "not yet measured"), (claim, regime)
                 continue
-            assert written == written_verdict(measured, row["criterion"]), (row["claim"], regime)
-            checked += 1
-    assert checked >= 25
+            want = ("does not hold" if "does not hold" in verdicts else "unpaired" if "unpaired" in verdicts
+                    else "holds" if set(verdicts) == {"holds"} else "inconclusive")
+            assert cell.startswith(f"**{want}**"), (claim, regime, cell)
+
+
+def test_the_printed_tables_are_what_the_ledgers_give():
+    """Every generated table of the page is what the spec and the run ledgers give now."""
+    assert check() == [], "python -m tsr.analysis.claims --write"
+
+
+def test_a_printed_cell_that_differs_from_the_ledgers_is_caught(tmp_path):
+    page = tmp_path / "claims.md"
+    text = (DOCS / "claims.md").read_text(encoding="utf-8")
+    assert "+0.093 ± 0.027 (5), greedy" in text  # C8a's default cell, from the C12 ledger
+    page.write_text(text.replace("+0.093 ± 0.027 (5), greedy", "+0.067 ± 0.024 (5), greedy"), encoding="utf-8")
+    assert check(page) == ["C8"]
+
+
+def test_the_generator_refuses_pairs_across_machines_unless_asked(tmp_path):
+    spec = yaml.safe_load(SPEC.read_text(encoding="utf-8"))
+    row = next(r for r in spec["rows"] if r["id"] == "C8d")
+    assert row["default"].pop("mixed") == "unpaired"  # TSR's synth-numglue orders ran on two machines
+    spec["rows"] = [row]
+    spec["claims"] = {"C8": spec["claims"]["C8"]}
+    for name, ledger in spec["ledgers"].items():
+        ledger["file"] = str(SPEC.parents[2] / ledger["file"])
+    bad = tmp_path / "claims.yaml"
+    bad.write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
+    with pytest.raises(MixedMachines, match="kinds of machine"):
+        build(bad)
+
+
+def test_every_c12_figure_is_without_the_headroom_gate_as_the_page_says():
+    ledgers = sorted((SPEC.parents[1] / "c12").glob("*.jsonl"))
+    need = [yaml.safe_load(json.loads(line)["config.yaml"])["method"] for file in ledgers
+            for line in file.read_text(encoding="utf-8").splitlines() if line.strip()]
+    need = [m for m in need if m["name"] == "tsr_need"]
+    assert need and all(m["need_gate"] == "" for m in need)
+    text = (DOCS / "claims.md").read_text(encoding="utf-8")
+    assert f"`need_gate`\nwas empty in every `tsr_need` run of the ledgers ({len(need)} runs)" in text
+
+
+def test_the_page_is_a_reference_not_a_notebook():
+    text = (DOCS / "claims.md").read_text(encoding="utf-8")
+    assert not re.search(r"\b20\d\d-\d\d-\d\d\b", text), "dated narrative goes to docs/history/"
+    assert "so far" not in text
+    assert "history/claims-notebook.md" in text and (DOCS / "history" / "claims-notebook.md").is_file()
 
 
 def test_the_verdict_reader_sees_a_wrong_verdict():

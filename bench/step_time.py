@@ -11,6 +11,8 @@ default: the output head runs per step) and with a teacher forward on every batc
 
     python bench/step_time.py                       # bundled base, synth-trace, 4 tasks
     python bench/step_time.py --steps 300 --tasks 6 --threads 2
+    python bench/step_time.py --steps 12 --tasks 2 --threads 1 --fused hidden,batch \
+        model.path=smollm2-135m stream.budget=16 stream.replay_per_task=16   # the real shape
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--tasks", type=int, default=4, help="first tasks of synth-trace to use")
     ap.add_argument("--threads", type=int, default=0)
+    ap.add_argument("--fused", metavar="TEACHERS", help="instead of the teacher arms: TSR with each of these "
+                    "teacher modes (comma-separated: cached,hidden,batch), full logits against fused head")
     ap.add_argument("extra", nargs="*", help="more key=value config overrides")
     args = ap.parse_args(argv)
     names = [t.name for t in SYNTH_TRACE.tasks][: args.tasks]
@@ -70,10 +74,18 @@ def main(argv: list[str] | None = None) -> int:
             "tsr (cached teacher)": ["method.name=tsr", "train.teacher=cached"],
             "tsr (hidden-state cache)": ["method.name=tsr", "train.teacher=hidden"],
             "tsr (teacher per batch)": ["method.name=tsr", "train.teacher=batch"]}
+    if args.fused:  # the same TSR arms with the full-logits path and with the fused head, side by side
+        arms = {"seqft": arms["seqft"], "er": arms["er"]}
+        for teacher in args.fused.split(","):
+            for fused in ("false", "true"):
+                label = f"tsr ({teacher}, {'fused head' if fused == 'true' else 'full logits'})"
+                arms[label] = ["method.name=tsr", f"train.teacher={teacher}", f"train.fused_head={fused}"]
     times = {name: measure(common + extra) for name, extra in arms.items()}
     print(f"median step time over tasks 2..{args.tasks}, {args.steps} steps per task")
     for name, t in times.items():
         print(f"  {name:26s} {t * 1000:7.2f} ms   x{t / times['seqft']:.2f} SeqFT   x{t / times['er']:.2f} ER")
+    if args.fused:
+        return 0
     ratio = times["tsr (cached teacher)"] / times["er"]
     print(f"TSR/ER step-time ratio: {ratio:.3f} (target <= 1.10); with the hidden-state cache: "
           f"{times['tsr (hidden-state cache)'] / times['er']:.3f}; "

@@ -103,6 +103,26 @@ class Teachers:
         logits would give them."""
         return self._assemble(ref, state, batch, float(temperature))
 
+    def head_input(self, ref: Hashable, state: State, batch: Batch, temperature: float) -> tuple[str, torch.Tensor]:
+        """What the fused head losses (:mod:`tsr.cl.fused_head`) read of the teacher:
+        ``("hidden", last hidden states)`` where the mode keeps them or recomputes per batch (the
+        head then runs inside the fused pass, chunk by chunk), else ``("log_probs", ...)`` as
+        :meth:`log_probs` gives them."""
+        if self.mode == "batch" or not batch.keys:
+            self.forwards += 1
+            started = time.perf_counter()
+            hidden = self.learner.hidden_under(state, batch)
+            self.seconds += time.perf_counter() - started
+            return "hidden", hidden
+        if self.mode == "hidden":
+            rows = [self._example(ref, state, key, None) for key in batch.keys]
+            hidden = torch.zeros((len(rows), batch.input_ids.shape[1], rows[0].shape[-1]), dtype=rows[0].dtype,
+                                 device=self.learner.device)
+            for i, row in enumerate(rows):
+                hidden[i, : row.shape[0]] = row
+            return "hidden", hidden
+        return "log_probs", self._assemble(ref, state, batch, float(temperature))
+
     def _assemble(self, ref: Hashable, state: State, batch: Batch, temperature: float | None) -> torch.Tensor:
         if self.mode == "batch" or not batch.keys:
             self.forwards += 1

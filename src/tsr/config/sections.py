@@ -93,6 +93,13 @@ class TrainConfig:
     per batch); `auto` = cached on CPU, hidden on GPUs"""
     teacher_cache_mb: float = 2048.0
     """memory budget of the teacher cache (changes speed, never results)"""
+    fused_head: bool | Literal["auto"] = setting("auto", neutral="auto")
+    """distilled batches (TSR's, LwF's KL over every attended position) compute the output head,
+    cross-entropy, KL and their gradient in chunks of positions with no batch x length x vocabulary
+    tensor kept (`tsr.cl.fused_head`): the same losses to float rounding, less time and memory on a
+    large vocabulary. `auto`: from a vocabulary of 8192 words on (not on the bundled base, whose
+    runs stay bit for bit as they were); `true`, `false`. Only for a plain frozen head (no LoRA on
+    it, no final soft cap)"""
     schedule: Literal["constant", "linear", "cosine"] = setting("constant", neutral="constant")
     """the learning rate over a task's steps (each task starts its own): `constant`, or after the
     warm-up a `linear` or `cosine` decay to zero at the task's last step"""

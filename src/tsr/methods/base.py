@@ -30,13 +30,15 @@ generators), so that calling it again rebuilds the rest.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Hashable, Literal, Protocol
 
 import numpy as np
 import torch
 
+from ..cl.fused_head import head_losses
 from ..cl.losses import kd_kl_from_log_probs, kd_mask, masked_ce
 from ..errors import ConfigError
+from ..model.adapter import State
 from .context import TARGET, Draw, RunFacts, TaskContext
 
 
@@ -136,6 +138,26 @@ class Method:
     def load_state_dict(self, learner, state: MethodState, scope: Scope = "run") -> None:
         """Restore what :meth:`state_dict` of that ``scope`` returned (the learner is set up;
         for ``step``, ``begin_task`` has run again for the same task)."""
+
+
+def distilled(ctx: TaskContext, batch, ref: Hashable, state: State, mask: str, weight: float,
+              temperature: float) -> dict[str, torch.Tensor]:
+    """:func:`ce_and_distillation` of ``batch`` against the teacher ``state`` named ``ref``.
+
+    Distilled over every attended position on a learner with ``fused_head``, the head, both
+    losses and their gradient run in chunks (:func:`tsr.cl.fused_head.head_losses`): the same
+    terms to float rounding, with no batch x length x vocabulary tensor."""
+    learner = ctx.learner
+    if not (learner.fused_head and mask == "attended"):
+        return ce_and_distillation(ctx, batch, ctx.teacher_log_probs(ref, state, batch, temperature), mask,
+                                   weight, temperature)
+    kind, teacher = ctx.teachers.head_input(ref, state, batch, temperature)
+    hidden = learner.student_hidden(batch)
+    labels = batch.labels.to(learner.device)
+    positions = kd_mask(mask, batch.attention_mask.to(learner.device), labels)
+    given = {"teacher_hidden": teacher} if kind == "hidden" else {"teacher_log_probs": teacher}
+    ce, kd = head_losses(hidden, learner.head_weight, labels, positions, temperature, **given)
+    return {"ce": ce, "kd": weight * kd}
 
 
 def ce_and_distillation(ctx: TaskContext, batch, teacher: torch.Tensor | None, mask: str, weight: float,

@@ -32,7 +32,7 @@ import torch
 from ..model.adapter import State
 from ..cl.losses import KD_TEMPERATURE
 from ..schema import require
-from .base import Method, ce_and_distillation
+from .base import Method, ce_and_distillation, distilled
 from .context import Draw, TaskContext
 
 
@@ -62,7 +62,6 @@ class LwF(Method):
 
     def loss(self, ctx: TaskContext, batch, draw: Draw) -> dict[str, torch.Tensor]:
         p = self.params
-        teacher = None
         if p.weight > 0 and self._start is not None:
-            teacher = ctx.teacher_log_probs(("lwf-start", ctx.index), self._start, batch, p.temperature)
-        return ce_and_distillation(ctx, batch, teacher, p.kd_mask, p.weight, p.temperature)
+            return distilled(ctx, batch, ("lwf-start", ctx.index), self._start, p.kd_mask, p.weight, p.temperature)
+        return ce_and_distillation(ctx, batch, None, p.kd_mask, p.weight, p.temperature)

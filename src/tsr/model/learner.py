@@ -48,6 +48,7 @@ class Learner:
     autocast: torch.dtype | None = None  # model.autocast: the forwards' autocast dtype
     checkpointed: list[torch.nn.Module] = field(default_factory=list, repr=False)  # model.gradient_checkpointing
     cache_key: str = "past_key_values"  # the name the model's forward takes a KV cache by (cache_key())
+    fused_head: bool = False  # distilled batches go through tsr.cl.fused_head (train.fused_head)
 
     @property
     def device(self) -> torch.device:
@@ -113,6 +114,11 @@ class Learner:
     @torch.no_grad()
     def hidden(self, batch: Batch) -> torch.Tensor:
         """:meth:`hidden_under` with the adapter as it is."""
+        return self.student_hidden(batch)
+
+    def student_hidden(self, batch: Batch) -> torch.Tensor:
+        """The last hidden states of ``batch`` with the adapter as it is, gradients flowing: what
+        the output head reads in :meth:`logits` (the fused head losses take them from here)."""
         batch = batch.to(self.device)
         decoder = self.model.get_base_model().get_decoder()
         hooked = self.compiled and has_forward_hooks(self.hookable or self.model.modules())
@@ -122,7 +128,11 @@ class Learner:
 
     @property
     def vocab_size(self) -> int:
-        return int(self.model.get_base_model().get_output_embeddings().weight.shape[0])
+        return int(self.head_weight.shape[0])
+
+    @property
+    def head_weight(self) -> torch.Tensor:
+        return self.model.get_base_model().get_output_embeddings().weight
 
     @torch.no_grad()
     def head_logits(self, hidden: torch.Tensor) -> torch.Tensor:
@@ -288,9 +298,27 @@ def build_learner(cfg: LearnerConfig) -> Learner:
     encoder = Encoder(backbone.tokenizer, cfg.stream.max_length, cfg.model.chat_template, cfg.stream.truncate)
     checkpointed = checkpoint_blocks(model) if cfg.model.gradient_checkpointing else []
     compiled = compile_blocks(model, backbone.device, False if checkpointed else cfg.model.compile)
+    setting = getattr(getattr(cfg, "train", None), "fused_head", False)
     return Learner(backbone, model, adapter, encoder, adapter.state(), takes_logits_to_keep(model), compiled,
                    list(model.modules()), autocast_dtype(cfg.model.autocast, backbone.device), checkpointed,
-                   cache_key(model))
+                   cache_key(model), fuses_head(model, setting))
+
+
+FUSED_VOCABULARY = 8192  # train.fused_head auto: from this vocabulary on
+
+
+def fuses_head(model: torch.nn.Module, setting: bool | str) -> bool:
+    """Whether distilled batches take the fused head path (:mod:`tsr.cl.fused_head`): asked for
+    (``on``, or ``auto`` on a vocabulary of at least FUSED_VOCABULARY words), and possible (a
+    plain frozen head: no LoRA on it, no final soft cap)."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    head = base.get_output_embeddings()
+    plain = (isinstance(head, torch.nn.Linear) and head.bias is None
+             and not any("lora_" in n for n, _ in head.named_parameters())
+             and not getattr(base.config, "final_logit_softcapping", None))
+    if setting is False or not plain:
+        return False
+    return setting is True or head.weight.shape[0] >= FUSED_VOCABULARY
 
 
 def checkpoint_blocks(model: torch.nn.Module) -> list[torch.nn.Module]:

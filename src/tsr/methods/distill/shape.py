@@ -35,7 +35,7 @@ import torch
 
 from ...cl.losses import exact_match_rows, kd_kl, kd_kl_from_log_probs, kd_mask, masked_ce
 from ...model.adapter import State
-from ..base import ce_and_distillation
+from ..base import distilled
 from ..context import TaskContext
 from .teacher import BASE, Teacher
 
@@ -51,8 +51,7 @@ class Plain:
     def terms(self, ctx: TaskContext, batch, teacher: Teacher, mask: str, weight: float,
               temperature: float) -> Terms:
         """``ce`` and the distillation term(s) of a batch distilled against ``teacher``."""
-        target = ctx.teacher_log_probs(teacher.key, teacher.state, batch, temperature)
-        return ce_and_distillation(ctx, batch, target, mask, weight, temperature)
+        return distilled(ctx, batch, teacher.key, teacher.state, mask, weight, temperature)
 
 
 class Reshaped(Plain):

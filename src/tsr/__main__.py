@@ -1,3 +1,5 @@
+"""`python -m tsr`: the command line."""
+
 import sys
 
 from .interface.cli import main

@@ -1,16 +1,56 @@
-"""docs/architecture.md's module table names every module of the package, and no module that is gone."""
+"""docs/architecture.md's module table is generated from the package: one row per module, its
+docstring's first paragraph in short. Regenerate it with ``python tests/docs/test_architecture_doc.py``
+after adding, moving or re-describing a module."""
 
+import ast
 import re
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+DOC = ROOT / "docs" / "architecture.md"
+PACKAGE = ROOT / "src" / "tsr"
+# the table reads from the entry point down: the root, then each layer folder, top layer first
+GROUPS = ("", "interface", "experiments", "analysis", "engine", "config", "methods", "cl", "model", "data")
+WIDTH = 170
+BLOCK = re.compile(r"(<!-- modules -->\n)(.*?)(<!-- /modules -->)", re.S)
 
 
-def test_module_table_lists_every_module():
-    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").split("## Modules", 1)[1]
-    listed = set(re.findall(r"^\| `([\w/]+\.py)` \|", text, re.M))
-    package = ROOT / "src" / "tsr"
-    modules = {str(f.relative_to(package)) for f in package.rglob("*.py")
-               if f.name != "__init__.py" or f.parent == package}   # sub-package __init__ files hold no code of their own
-    assert sorted(modules - listed) == [], "modules missing from docs/architecture.md's table"
-    assert sorted(listed - modules) == [], "docs/architecture.md lists modules that do not exist"
+def summary(source: str) -> str:
+    """A module's docstring's first paragraph on one line, cut at a word near WIDTH characters."""
+    doc = ast.get_docstring(ast.parse(source)) or ""
+    text = " ".join(doc.split("\n\n", 1)[0].split()).replace("|", "\\|")
+    return text if len(text) <= WIDTH else text[:WIDTH].rsplit(" ", 1)[0] + " …"
+
+
+def modules(paths=None) -> list[str]:
+    """Every module of the package (a sub-package's ``__init__`` holds no code of its own), in
+    the table's order; ``paths``: module paths under the package instead of the files here."""
+    found = [str(f.relative_to(PACKAGE)) for f in PACKAGE.rglob("*.py")] if paths is None else list(paths)
+    found = [m for m in found if not m.endswith("__init__.py") or "/" not in m]
+    group = {g: i for i, g in enumerate(GROUPS)}
+    return sorted(found, key=lambda m: (group.get(m.split("/")[0] if "/" in m else "", len(GROUPS)), m))
+
+
+def module_table(read=lambda m: (PACKAGE / m).read_text(encoding="utf-8"), paths=None) -> str:
+    rows = [f"| `{m}` | {summary(read(m))} |" for m in modules(paths)]
+    return "\n".join(["| module | what it is |", "|---|---|", *rows]) + "\n"
+
+
+def test_module_table_is_generated_from_the_package():
+    text = DOC.read_text(encoding="utf-8")
+    block = BLOCK.search(text)
+    assert block, "docs/architecture.md has no <!-- modules --> block"
+    assert block.group(2) == module_table(), \
+        "docs/architecture.md's module table is stale: regenerate it with `python tests/docs/test_architecture_doc.py`"
+
+
+def test_every_module_has_a_docstring():
+    assert [m for m in modules() if not summary((PACKAGE / m).read_text(encoding="utf-8"))] == []
+
+
+if __name__ == "__main__":
+    text = DOC.read_text(encoding="utf-8")
+    if not BLOCK.search(text):
+        sys.exit(f"{DOC}: no <!-- modules --> block")
+    DOC.write_text(BLOCK.sub(lambda m: m.group(1) + module_table() + m.group(3), text), encoding="utf-8")

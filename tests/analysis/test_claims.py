@@ -91,3 +91,16 @@ def test_machine_names_say_eager_and_other_torch():
     assert machine_name(tuple(XEON.values()) + (None,)) == "Intel Xeon AVX512, 1 thread"
     eager = dict(EPYC, compiled=False, threads=2, torch="2.5.1")
     assert machine_name(tuple(eager.values()) + (None,)) == "AMD EPYC AVX512, 2 threads, eager, torch 2.5.1"
+
+
+def test_a_range_or_a_statistic_over_two_machines_is_refused(tmp_path):
+    lines = [line(m, o, s, 0.5 + 0.01 * s, EPYC if o == "greedy" else XEON)
+             for m in ("a", "b") for o in ("canonical", "greedy") for s in range(5)]
+    runs = load_ledger(ledger(tmp_path, lines), ORDERS)
+    with pytest.raises(MixedMachines):
+        ledger_cell({"kind": "range-half", "a": "a", "b": "b", "sources": ["s"], "orders": ["canonical", "greedy"]},
+                    runs, "< 0", "ledger")
+    lines = [line("a", "canonical", s, 0.5, EPYC if s else XEON) for s in range(5)]
+    with pytest.raises(MixedMachines):
+        ledger_cell({"kind": "statistic", "a": "a", "source": "s", "metric": "bwt"},
+                    load_ledger(ledger(tmp_path, lines), ORDERS), "> 0", "ledger")

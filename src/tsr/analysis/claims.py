@@ -70,7 +70,6 @@ class Cell:
 class Row:
     id: str
     claim: str
-    paper: str
     headline: str
     criterion: str
     cells: dict[str, Cell] = field(default_factory=dict)
@@ -158,13 +157,16 @@ def difference(a: dict[int, Run], b: dict[int, Run], metric: str, member: str = 
 
 
 def statistic(a: dict[int, Run], metric: str, member: str = "") -> Reading:
+    """``a``'s metric over its seeds (on more than one kind of machine: unpaired)."""
     v = [r.metrics[metric] for r in a.values()]
-    return Reading(statistics.fmean(v), _se(v), len(v), {r.machine for r in a.values()}, True, member)
+    machines = {r.machine for r in a.values()}
+    return Reading(statistics.fmean(v), _se(v), len(v), machines, len(machines) == 1, member)
 
 
 def range_half(a: dict[str, dict[int, Run]], b: dict[str, dict[int, Run]], metric: str, member: str) -> Reading:
     """``a``'s range of order means minus half of ``b``'s (unpaired se: each range's two ends'
-    standard errors combined, as the orders audit's range row)."""
+    standard errors combined, as the orders audit's range row); its orders' runs on more than one
+    kind of machine make it unpaired."""
     def rng(cells):
         stats = [(statistics.fmean([r.metrics[metric] for r in c.values()]),
                   _se([r.metrics[metric] for r in c.values()])) for c in cells.values()]
@@ -173,7 +175,8 @@ def range_half(a: dict[str, dict[int, Run]], b: dict[str, dict[int, Run]], metri
     (ra, sa), (rb, sb) = rng(a), rng(b)
     runs = [r for cells in (a, b) for c in cells.values() for r in c.values()]
     n = min(len(c) for cells in (a, b) for c in cells.values())
-    return Reading(ra - rb / 2, math.hypot(sa, sb / 2), n, {r.machine for r in runs}, True, member)
+    machines = {r.machine for r in runs}
+    return Reading(ra - rb / 2, math.hypot(sa, sb / 2), n, machines, len(machines) == 1, member)
 
 
 def readings(spec: dict, runs: list[Run]) -> list[Reading]:
@@ -270,7 +273,7 @@ def build(spec_file: Path = SPEC) -> tuple[dict, list[Row]]:
     ledgers: dict[str, list[Run]] = {}
     rows = []
     for r in spec["rows"]:
-        row = Row(r["id"], re.match(r"C\d+", r["id"]).group(0), r.get("paper", ""), r["headline"], r["criterion"])
+        row = Row(r["id"], re.match(r"C\d+", r["id"]).group(0), r["headline"], r["criterion"])
         for regime in REGIMES:
             c = r.get(regime)
             if not c:

@@ -159,3 +159,19 @@ def wandb_history(path) -> list[dict]:
                 rows.append({item.key or "/".join(item.nested_key): json.loads(item.value_json)
                              for item in record.history.item})
     return rows
+
+
+def test_every_step_logs_its_learning_rate_and_gradient_norm(make_config):
+    """`train/lr` follows the schedule step by step (a warm-up then a linear decay can be checked
+    in any logger) and `train/grad_norm` is the adapter's gradient norm before clipping."""
+    from tsr.engine.lr_schedule import lr_at
+
+    cfg = make_config("log.every=1", "log.tensorboard=true", "train.schedule=linear", "train.warmup=3",
+                      "train.grad_clip=1e-6")
+    outcome = execute(cfg)
+    logged = [e for e in events(outcome, "steps") if e["task"] == 0]
+    assert [e["lr"] for e in logged] == pytest.approx([lr_at(cfg.train.lr, "linear", 3, 8, s) for s in range(8)])
+    assert all(e["grad_norm"] > 1e-6 for e in logged)  # before clipping: far above the clip value
+    scalars = board(outcome)
+    assert [v for _, v in scalars["train/lr"]][:8] == pytest.approx([e["lr"] for e in logged])
+    assert [v for _, v in scalars["train/grad_norm"]][:8] == pytest.approx([e["grad_norm"] for e in logged], rel=1e-5)

@@ -176,7 +176,9 @@ class LogConfig:
     fingerprint)."""
 
     every: int = 25
-    """write the mean loss terms of every this many steps to progress.jsonl (and TensorBoard)"""
+    """write the mean loss terms of every this many steps, with the learning rate (`lr`) and the
+    adapter's gradient norm before clipping (`grad_norm`), to progress.jsonl and every logger
+    (`train/<term>`)"""
     tensorboard: bool = False
     """also write loss terms, scores and metrics as TensorBoard events into `<run>/tensorboard`
     (needs the `tensorboard` package: `pip install tensorboard`)"""
@@ -187,7 +189,9 @@ class LogConfig:
     """the W&B project"""
     mlflow: bool = False
     """also log them to MLflow, the experiment named after the stream (needs `pip install 'tsr[mlflow]'`;
-    the tracking URI is `MLFLOW_TRACKING_URI`, else a file store `<out_dir>/mlruns`)"""
+    the tracking URI is `MLFLOW_TRACKING_URI`, else a file store `<out_dir>/mlruns`, which a current
+    MLflow opens only when asked: `MLFLOW_ALLOW_FILE_STORE=true mlflow ui --backend-store-uri
+    <out_dir>/mlruns`)"""
 
     def check(self, path: str) -> None:
         require(self.every >= 1, f"{path}.every", "must be >= 1")

@@ -159,10 +159,15 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
         if after_backward is not None:
             after_backward(ctx, batch, draw)
         if train.grad_clip is not None:
-            torch.nn.utils.clip_grad_norm_(learner.adapter.trainable(), train.grad_clip)
+            norm = torch.nn.utils.clip_grad_norm_(learner.adapter.trainable(), train.grad_clip)
+        else:
+            norm = grad_norm(learner.adapter.trainable())
         if scheduled(train.schedule, train.warmup):
             for group in optimiser.param_groups:
                 group["lr"] = lr_at(train.lr, train.schedule, train.warmup, train.steps, step)
+        # what every logger shows beside the loss terms: the step's learning rate and the
+        # adapter's gradient norm (before clipping)
+        values = {**values, "lr": float(optimiser.param_groups[0]["lr"]), "grad_norm": float(norm)}
         optimiser.step()
         if after_step is not None:
             after_step(ctx)
@@ -174,6 +179,14 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
     learner.checkpointing(False)
     learner.train_mode(False)
     return {**info, **(method.end_task(ctx) or {})}
+
+
+def grad_norm(params) -> torch.Tensor:
+    """The L2 norm of the gradients of ``params`` (those that have one), as clipping computes it."""
+    grads = [p.grad.detach() for p in params if p.grad is not None]
+    if not grads:
+        return torch.zeros(())
+    return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
 
 
 def backward_step(ctx: TaskContext, method: Method, draws, accumulate: int, step: int) -> tuple[dict, Any, Any]:

@@ -17,7 +17,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import torch
 from safetensors.torch import load, save
@@ -169,6 +169,43 @@ def listed_checksums(manifest: dict) -> dict[str, str]:
     return found
 
 
+def required_checksums(manifest: dict, names: Iterable[str]) -> dict[str, str]:
+    """:func:`listed_checksums`, where each of ``names`` must be listed: a format that records
+    a file's SHA-256 never reads it unchecked because the entry was removed."""
+    found = listed_checksums(manifest)
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise ValueError(f"no SHA-256 recorded for {missing[0]} (its 'sha256' entry is missing)")
+    return found
+
+
+SELF = "self_sha256"  # the key of a JSON manifest's digest of its own content
+
+
+def _content_digest(obj: dict) -> str:
+    body = {k: v for k, v in json.loads(json.dumps(strict(obj), allow_nan=False)).items() if k != SELF}
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def sealed(obj: dict) -> dict:
+    """``obj`` with :data:`SELF`, the SHA-256 of the rest of it as canonical JSON: what
+    :func:`check_seal` checks, so an edited value (a step, a count) is seen, not only edited bytes
+    of the tensor files the manifest lists."""
+    return {**obj, SELF: _content_digest(obj)}
+
+
+def check_seal(obj: dict, required: bool) -> None:
+    """Raise ``ValueError`` when ``obj`` (a JSON manifest as read) is not as :func:`sealed` wrote
+    it; without a seal, only when ``required`` (a format that records it)."""
+    if SELF not in obj:
+        if required:
+            raise ValueError(f"no {SELF} recorded (the checksum of its content is missing)")
+        return
+    if obj[SELF] != _content_digest(obj):
+        raise ValueError("edited: its content differs from the checksum recorded when it was written")
+
+
 def read_tensors(path: Path, sha256: str | None = None, dir_fd: int | None = None) -> dict[str, torch.Tensor]:
     """The tensors of a safetensors file, each a copy of its own (never a view of the file), after
     checking the file against the SHA-256 recorded for it (None: a file saved before checksums
@@ -199,7 +236,7 @@ def replace_dir(src: Path, dst: Path) -> None:
 
 
 def append_jsonl(path: Path, row: dict) -> None:
-    """Append one line to a log, never through a symbolic link. Each line is written with a
+    """Append one line to a log, never through a symbolic or hard link. Each line is written with a
     single write call."""
     path = Path(path)
     line = (json.dumps(strict(row), ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
@@ -207,6 +244,9 @@ def append_jsonl(path: Path, row: dict) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o666)
         try:
+            if os.fstat(fd).st_nlink > 1:  # a hard link: the line would land in another path's file too
+                raise RunError(f"{path}: is a hard link (another path names the same file); tsr appends only to "
+                               "a file of its own (replace it with a copy)")
             while line:  # a write cut short by a full disk is followed by one that fails
                 line = line[os.write(fd, line):]
             os.fsync(fd)

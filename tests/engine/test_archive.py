@@ -84,3 +84,20 @@ def test_a_path_archived_twice_and_a_folder_holding_another_run_are_refused(make
     assert main(["archive", str(tmp_path / "other"), str(file), "--restore"]) == 2
     assert "holds another run than" in capsys.readouterr().err
     assert sorted(p.name for p in other.iterdir()) == ["run.json"]
+
+
+def test_a_restore_never_writes_through_a_linked_subfolder(make_config, tmp_path, capsys):
+    """`tsr archive --restore` into a folder whose subfolder is a symbolic link once wrote the runs
+    outside that folder (issue 77): one line naming the link, exit 2, nothing written anywhere."""
+    from badinputs import refuse
+
+    runs, file = tmp_path / "runs", tmp_path / "results.jsonl"
+    execute(make_config("method.name=seqft", "train.steps=2", f"out_dir={runs / 'grid'}", "name=a"))
+    assert main(["archive", str(runs), str(file)]) == 0
+    elsewhere, outside = tmp_path / "elsewhere", tmp_path / "outside"
+    elsewhere.mkdir()
+    outside.mkdir()
+    (elsewhere / "grid").symlink_to(outside, target_is_directory=True)
+    refuse(capsys, tmp_path, ["archive", str(elsewhere), str(file), "--restore"],
+           f"{elsewhere / 'grid'}: is a symbolic link inside {elsewhere}; a run is restored only into plain folders")
+    assert list(outside.iterdir()) == []

@@ -12,6 +12,7 @@ from conftest import run_interrupted_within
 from tsr.analysis.runlog import read_loss_log
 from tsr.config import load_config
 from tsr.data.sampling import BatchStream
+from tsr.atomic import sealed
 from tsr.engine.progress import Checkpoints, TaskProgress, load_progress, optimiser_parts, optimiser_state
 from tsr.engine.run import execute
 from tsr.errors import ConfigError
@@ -165,12 +166,12 @@ def _recorded(run, name: str, data: bytes) -> None:
     (run / "progress" / name).write_bytes(data)
     state = json.loads((run / "progress" / "state.json").read_text())
     state["sha256"][name] = hashlib.sha256(data).hexdigest()
-    (run / "progress" / "state.json").write_text(json.dumps(state))
+    (run / "progress" / "state.json").write_text(json.dumps(sealed(state)))  # consistent: its seal redone too
 
 
 def _state(run, **fields) -> None:
     state = json.loads((run / "progress" / "state.json").read_text())
-    (run / "progress" / "state.json").write_text(json.dumps({**state, **fields}))
+    (run / "progress" / "state.json").write_text(json.dumps(sealed({**state, **fields})))
 
 
 def _retyped(run, name: str, shape: tuple) -> bytes:
@@ -223,3 +224,47 @@ def test_a_progress_with_flipped_bytes_is_dropped_by_its_checksum(make_config, m
     assert out.results.acc == whole.acc and out.results.loss == whole.loss
     dropped = _events(run, "progress_dropped")
     assert len(dropped) == 1 and dropped[0]["reason"].startswith(f"{path}: damaged: its SHA-256 differs")
+
+
+@pytest.mark.parametrize("edit,reason", [
+    (lambda state: {**state, "step": state["step"] - 1}, "edited: its content differs from the checksum recorded"),
+    (lambda state: {k: v for k, v in state.items() if k != "self_sha256"}, "no self_sha256 recorded"),
+    (lambda state: {**state, "sha256": {}}, "no SHA-256 recorded for adapter.safetensors"),
+], ids=["step-edited", "seal-removed", "checksums-removed"])
+def test_an_edited_progress_is_dropped_by_its_seal(make_config, monkeypatch, edit, reason):
+    """A saved step edited from 4 to 3 once resumed there and changed the results (exit 0, issue 77):
+    state.json is sealed as a whole, so an edit, or a seal or checksums removed, drops the progress
+    with a log line naming the file, and the task is redone as in an uninterrupted run."""
+    whole = execute(make_config("method.name=er", "train.steps=6", "name=whole")).results
+    cfg, run = _interrupted(make_config, monkeypatch, "edited")
+    path = run / "progress" / "state.json"
+    path.write_text(json.dumps(edit(json.loads(path.read_text()))))
+    out = execute(cfg)
+    assert out.results.acc == whole.acc and out.results.loss == whole.loss
+    dropped = _events(run, "progress_dropped")
+    assert len(dropped) == 1 and dropped[0]["reason"].startswith(f"{path}: {reason}"), dropped
+    assert _events(run, "resume_within_task") == []
+
+
+def test_three_kills_in_one_task_log_each_window_once(make_config, monkeypatch):
+    """Killed three times in one task, each time after a window's line was logged but before that
+    step's progress was saved (the moment that once left a duplicated `steps` line): every
+    window of the task is logged once, with the rerun's values, and the results are those of
+    an uninterrupted run."""
+    from conftest import interrupting
+
+    whole = execute(make_config("method.name=er", "train.steps=6", "log.every=2", "name=whole"))
+    cfg = make_config("method.name=er", "train.steps=6", "log.every=2", "train.checkpoint_minutes=1e-9",
+                      "name=thrice")
+    run = Path(cfg.out_dir) / "thrice"
+    for step in (2, 4, 6):  # progress saved at every step but these: each kill leaves a line past it
+        with interrupting(monkeypatch, 1, step), pytest.raises(KeyboardInterrupt):
+            execute(cfg)
+        assert load_progress(run).step == step - 1
+    out = execute(cfg)
+    assert out.results.acc == whole.results.acc and out.results.loss == whole.results.loss
+    logged = [(e["task"], e["step"]) for e in _events(run, "steps")]
+    assert logged == [(0, 2), (0, 4), (0, 6), (1, 2), (1, 4), (1, 6), (2, 2), (2, 4), (2, 6)]
+    strip = lambda events: [{k: v for k, v in e.items() if k != "time"} for e in events]  # noqa: E731
+    assert strip(_events(run, "steps")) == strip(_events(whole.run.path, "steps"))
+    assert [e["step"] for e in _events(run, "resume_within_task")] == [1, 3, 5]

@@ -49,3 +49,36 @@ def test_a_run_killed_while_its_directory_was_created_starts_cleanly(make_config
     out = execute(cfg)
     assert out.results.finished and not half.exists() and other.is_dir()
     assert sorted(p.name for p in out_dir.iterdir()) == [".other-run.a1b2c3d4.tmp", "fresh", "index.sqlite"]
+
+
+def _before_checksums(run: Path) -> None:
+    """Make ``run`` read as a folder written before its manifests were sealed and its replay data
+    checksummed: no "checksums" in run.json, no seal in any state.json or record.json, no
+    replay.jsonl in the records' checksums."""
+    def rewrite(path: Path, change) -> None:
+        path.write_text(json.dumps(change(json.loads(path.read_text()))))
+
+    rewrite(run / "run.json", lambda d: {k: v for k, v in d.items() if k != "checksums"})
+    for path in [run / "checkpoint" / "state.json", run / "progress" / "state.json",
+                 *(run / "memory").glob("*/record.json")]:
+        if path.is_file():
+            rewrite(path, lambda d: {**{k: v for k, v in d.items() if k != "self_sha256"},
+                                     "sha256": {k: v for k, v in d["sha256"].items() if k != "replay.jsonl"}})
+
+
+def test_a_run_written_before_the_seals_still_resumes(make_config, monkeypatch):
+    """A run folder of an earlier version (no seals, no replay checksums: docs/rundir.md) resumes,
+    from its saved progress too, and ends as an uninterrupted run; only the checksums that format
+    recorded (the tensor files') are checked."""
+    from conftest import run_interrupted_within
+
+    whole = execute(make_config("method.name=tsr", "train.steps=6", "name=whole")).results
+    cfg = make_config("method.name=tsr", "train.steps=6", "train.checkpoint_minutes=1e-9", "name=old")
+    run_interrupted_within(monkeypatch, cfg, 1, 4)
+    run = Path(cfg.out_dir) / "old"
+    _before_checksums(run)
+    out = execute(cfg)
+    assert out.resumed_from == 1 and out.results.acc == whole.acc and out.results.loss == whole.loss
+    events = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]
+    assert [e["step"] for e in events if e["event"] == "resume_within_task"] == [3]
+    assert not [e for e in events if e["event"] == "progress_dropped"]

@@ -102,3 +102,71 @@ def test_latex_table_in_the_papers_layout():
     one = table.latex_table({"s": {"er": {"overall": (0.451, 0.0, 1)}}}, ["s"], ["er"], ("overall",),
                             seeds={"s": {"er": (4,)}})
     assert r" & $\mathbf{.451}$ \\" in one.splitlines()
+
+
+def _edit_keeping_mtime(path, change) -> None:
+    import os
+
+    before = path.stat()
+    path.write_text(json.dumps(change(json.loads(path.read_text()))))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+def test_an_entry_is_rebuilt_when_its_files_change_even_with_the_mtime_kept(make_config, tmp_path):
+    """`tsr table` once printed a stale index's numbers when results.json changed but kept its
+    mtime (issue 77): the index keeps a digest of what each row was read from, and refresh reads
+    a run again whenever it differs."""
+    run = execute(make_config("method.name=seqft", "train.steps=2", "name=a")).run.path
+    root = tmp_path / "runs"
+    store.refresh(root)
+
+    def changed(data):
+        data["acc"][0][0] = 0.125
+        return data
+
+    _edit_keeping_mtime(run / "results.json", changed)
+    assert {r["name"]: r for r in store.refresh(root)}["a"]["results"]["acc"][0][0] == 0.125
+    assert rows(root)[0]["a"]["results"]["acc"][0][0] == 0.125
+
+
+def test_an_index_made_before_the_digest_is_refreshed_whole(make_config, tmp_path):
+    """An index.sqlite written by an earlier version (no digest column) reads every run again once,
+    then keeps digests like a new one."""
+    run = execute(make_config("method.name=seqft", "train.steps=2", "name=a")).run.path
+    root = tmp_path / "runs"
+    conn = sqlite3.connect(root / store.INDEX)
+    with conn:
+        conn.execute("ALTER TABLE runs DROP COLUMN digest")
+        conn.execute("UPDATE runs SET results = '{}'")  # stale: what a refresh by mtime kept
+    conn.close()
+    [row] = store.refresh(root)
+    assert row["results"] == json.loads((run / "results.json").read_text()) and row["digest"] == store.digest(run)
+
+
+def _linked_index(root, tmp_path, hard: bool):
+    import os
+
+    outside = tmp_path / "outside" / "index.sqlite"
+    outside.parent.mkdir()
+    shutil.move(str(root / store.INDEX), str(outside))
+    os.link(outside, root / store.INDEX) if hard else (root / store.INDEX).symlink_to(outside)
+    return outside
+
+
+def test_table_never_writes_an_index_through_a_link(make_config, tmp_path, capsys):
+    """A symbolic or hard-linked index.sqlite (a folder someone sent) was rewritten by `tsr table`,
+    changing a file outside the folder (issue 77): one line naming it, exit 2, nothing changed; a run
+    finishing there skips the index (it never stops a run)."""
+    from badinputs import refuse
+
+    execute(make_config("method.name=seqft", "train.steps=2", "name=a"))
+    root = tmp_path / "runs"
+    for hard, says in ((False, "is a symbolic link; tsr writes the results store only as a plain file"),
+                       (True, "is a hard link (another path names the same file); tsr writes the results store")):
+        outside = _linked_index(root, tmp_path, hard)
+        (root / "a" / "results.json").write_text((root / "a" / "results.json").read_text() + " ")  # a change to index
+        refuse(capsys, tmp_path, ["table", str(root)], f"{root / store.INDEX}: {says}")
+        assert store.record_run(root, root / "a") is False
+        (root / store.INDEX).unlink()
+        shutil.move(str(outside), str(root / store.INDEX))
+        outside.parent.rmdir()

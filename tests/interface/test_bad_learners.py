@@ -75,6 +75,11 @@ PREDICT_CASES = [
         "  r: 16\n", "  r: 8\n")), None, "learner.yaml: is not the config the learner's run was made with"),
     ("adapter-flipped-bytes", lambda f, tmp: flip(f / "run" / "checkpoint" / "adapter.safetensors"), None,
      "checkpoint/adapter.safetensors: corrupt or damaged adapter checkpoint (damaged: its SHA-256 differs"),
+    # an output path that is the learner's own file would replace it (issue 77)
+    ("out-is-the-learners-config", lambda f, tmp: None, "learner/learner.yaml",
+     "learner/learner.yaml: is one of the files of the learner folder"),
+    ("out-inside-the-learners-run", lambda f, tmp: None, "learner/run/results.json",
+     "learner/run/results.json: is one of the files of the run folder"),
     ("asks-for-remote-code", lambda f, tmp: reconfigured(f, trust_remote_code=True), None,
      "learner.yaml: this learner's model runs its own code (model.trust_remote_code: true); pass "
      "--trust-remote-code if you trust the code of"),

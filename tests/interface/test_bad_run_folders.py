@@ -5,12 +5,14 @@ tests/interface/test_bad_inputs.py)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 
 import pytest
 
 import badinputs
 from badinputs import case, refuse, safetensors_bytes, write
+from tsr.atomic import sealed
 
 built = badinputs.built  # the module-scoped fixture: the toy stream and two real runs
 
@@ -30,6 +32,27 @@ def corrupt(which: str, edit, command: str = "run"):
     return build
 
 
+def exported(which: str, edit, task: str | None = None):
+    """A copy of the module's ``which`` run with ``edit`` applied, then ``tsr export`` of it (its final
+    adapter, or the snapshot of ``task``)."""
+    def build(env, tmp):
+        folder = tmp / "runs" / which
+        shutil.copytree(env.runs / which, folder)
+        edit(folder)
+        return ["export", str(folder), "--out", str(tmp / "exported"), *(["--task", task] if task else [])]
+    return build
+
+
+def output(command: str, rel: str):
+    """``tsr <command> ... --out runs/<rel>``, on a copy of the module's runs: an output path inside a
+    run folder."""
+    def build(env, tmp):
+        shutil.copytree(env.runs, tmp / "runs")
+        first = {"report": [str(tmp / "runs")], "export": [str(tmp / "runs" / "finished")]}.get(command, [])
+        return [command, *first, "--out", str(tmp / "runs" / rel)]
+    return build
+
+
 def put(rel: str, content: str | bytes):
     return lambda folder: write(folder / rel, content)
 
@@ -45,7 +68,7 @@ def put_listed(rel: str, content: bytes):
         manifest = folder / rel.rsplit("/", 1)[0] / ("state.json" if rel.startswith("checkpoint/") else "record.json")
         data = json.loads(manifest.read_text(encoding="utf-8"))
         data["sha256"][rel.rsplit("/", 1)[1]] = hashlib.sha256(content).hexdigest()
-        manifest.write_text(json.dumps(data), encoding="utf-8")
+        manifest.write_text(json.dumps(sealed(data)), encoding="utf-8")  # consistent, as a crafted file would be
     return edit
 
 
@@ -108,6 +131,39 @@ def _set(data: dict, **fields) -> dict:
 
 def _drop(data: dict, key: str) -> dict:
     return {k: v for k, v in data.items() if k != key}
+
+
+def edited_answer(rel: str):
+    """Change the answer of the first example of a replay file, keeping it valid JSONL: the edit a
+    resume once trained on (issue 77)."""
+    def edit(folder):
+        lines = (folder / rel).read_text(encoding="utf-8").splitlines(keepends=True)
+        first = json.loads(lines[0])
+        first["answer"] = " no" if first["answer"].strip() != "no" else " yes"
+        (folder / rel).write_text(json.dumps(first) + "\n" + "".join(lines[1:]), encoding="utf-8")
+    return edit
+
+
+def hard_linked(rel: str):
+    """Replace ``rel`` with a hard link to a file outside the run folder (same content): a resume
+    that appended to it would change that file too."""
+    def edit(folder):
+        outside = folder.parent.parent / "outside" / rel.replace("/", "_")
+        outside.parent.mkdir(parents=True, exist_ok=True)
+        shutil.move(str(folder / rel), str(outside))
+        os.link(outside, folder / rel)
+    return edit
+
+
+def both(*edits):
+    def edit(folder):
+        for one in edits:
+            one(folder)
+    return edit
+
+
+def _drop_listed(data: dict, name: str) -> dict:
+    return {**data, "sha256": {k: v for k, v in data["sha256"].items() if k != name}}
 
 
 HUGE_HEADER = safetensors_bytes(b"{}", length=2 ** 60)
@@ -200,6 +256,54 @@ RUN_CASES = [
     case("resume-memory-replay-wrong-fields", corrupt("interrupted", put("memory/00-parity/replay.jsonl",
                                                                          '{"q": "a"}\n')),
          "00-parity/replay.jsonl: " + CORRUPT_RECORD),
+    # edits that once changed a later score (exit 0), refused by the checksums (issue 77, item 5)
+    case("resume-memory-replay-answer-edited", corrupt("interrupted", edited_answer("memory/00-parity/replay.jsonl")),
+         f"00-parity/replay.jsonl: {CORRUPT_RECORD} (damaged or edited: its SHA-256 differs"),
+    case("resume-memory-replay-edited-checksum-removed", corrupt("interrupted", both(
+        edited_answer("memory/00-parity/replay.jsonl"),
+        edit_json("memory/00-parity/record.json", lambda d: _drop_listed(d, "replay.jsonl")))),
+         f"00-parity/record.json: {CORRUPT_RECORD} (no SHA-256 recorded for replay.jsonl"),
+    case("resume-memory-record-kind-edited", corrupt("interrupted", edit_json(
+        "memory/00-parity/record.json", lambda d: _set(d, kind="generation"))),
+         f"00-parity/record.json: {CORRUPT_RECORD} (edited: its content differs from the checksum recorded"),
+    case("resume-memory-record-seal-removed", corrupt("interrupted", edit_json(
+        "memory/00-parity/record.json", lambda d: _drop(d, "self_sha256"))),
+         f"00-parity/record.json: {CORRUPT_RECORD} (no self_sha256 recorded"),
+    case("resume-memory-snapshot-checksum-removed", corrupt("interrupted", both(
+        flip("memory/00-parity/snapshot.safetensors"),
+        edit_json("memory/00-parity/record.json", lambda d: _set(d, sha256={})))),
+         f"00-parity/record.json: {CORRUPT_RECORD} (no SHA-256 recorded for replay.jsonl"),
+    case("resume-checkpoint-completed-edited", corrupt("interrupted", edit_json(
+        "checkpoint/state.json", lambda d: _set(d, completed=0))),
+         f"checkpoint/state.json: {CORRUPT_CHECKPOINT} (edited: its content differs"),
+    case("resume-checkpoint-checksums-removed", corrupt("interrupted", both(
+        flip("checkpoint/adapter.safetensors"), edit_json("checkpoint/state.json", lambda d: _drop(d, "sha256")))),
+         f"checkpoint/state.json: {CORRUPT_CHECKPOINT} (no SHA-256 recorded for adapter.safetensors"),
+    case("resume-checkpoint-one-checksum-removed", corrupt("interrupted", edit_json(
+        "checkpoint/state.json", lambda d: _drop_listed(d, "rng.safetensors"))),
+         f"checkpoint/state.json: {CORRUPT_CHECKPOINT} (no SHA-256 recorded for rng.safetensors"),
+    case("resume-checkpoint-seal-removed", corrupt("interrupted", edit_json(
+        "checkpoint/state.json", lambda d: _drop(d, "self_sha256"))),
+         f"checkpoint/state.json: {CORRUPT_CHECKPOINT} (no self_sha256 recorded"),
+    case("export-checkpoint-checksums-removed", exported("finished", both(
+        flip("checkpoint/adapter.safetensors"), edit_json("checkpoint/state.json", lambda d: _drop(d, "sha256")))),
+         "checkpoint/state.json: corrupt or damaged adapter checkpoint (no SHA-256 recorded for adapter.safetensors"),
+    case("export-task-snapshot-checksum-removed", exported("finished", both(
+        flip("memory/00-parity/snapshot.safetensors"),
+        edit_json("memory/00-parity/record.json", lambda d: _drop_listed(d, "snapshot.safetensors"))), "parity"),
+         "00-parity/snapshot.safetensors: corrupt, damaged or missing adapter file (edited"),
+    # hard links: a file someone shares with another path is never written through (issue 77, item 6)
+    case("resume-progress-jsonl-a-hard-link", corrupt("interrupted", hard_linked("progress.jsonl")),
+         "interrupted/progress.jsonl: is a hard link inside the run folder"),
+    case("resume-results-json-a-hard-link", corrupt("interrupted", hard_linked("results.json")),
+         "interrupted/results.json: is a hard link inside the run folder"),
+    # output flags that name a run's own file would replace it (issue 77, item 6)
+    case("report-out-a-runs-results-json", output("report", "finished/results.json"),
+         "finished/results.json: is one of the files of the run folder"),
+    case("signatures-out-a-runs-adapter", output("signatures", "finished/checkpoint/adapter.safetensors"),
+         "finished/checkpoint/adapter.safetensors: is one of the files of the run folder"),
+    case("export-out-a-runs-memory", output("export", "finished/memory/00-parity"),
+         "finished/memory/00-parity: is one of the files of the run folder"),
     # symbolic links inside a run folder (or the folder itself a link): nothing is written through them
     case("resume-progress-jsonl-a-symlink", corrupt("interrupted", linked("progress.jsonl")),
          "interrupted/progress.jsonl: is a symbolic link inside the run folder; tsr writes it only through plain "

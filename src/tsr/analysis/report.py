@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ..version import __version__
 from ..atomic import write_text
+from ..engine.folders import refuse_own_file
 from ..engine.results import Results, load_results
 from ..errors import RunError, reason
 from .curves import loss_curves_figure
@@ -266,6 +267,7 @@ def write_html_report(root: Path, out: Path | None = None, against: str | None =
     out = Path(out) if out is not None else Path(root) / "report.html"
     if out.is_dir():
         raise RunError(f"{out}: is a folder; give the report's file name")
+    refuse_own_file(out)  # --out DIR/run/results.json would replace the run's results
     page_html, found = build_report(root, against)
     try:
         write_text(out, page_html)

@@ -21,6 +21,7 @@ from ..data.jsonl import prompts_from_jsonl
 from ..errors import ConfigError, RunError
 from ..model.generate import greedy_batch
 from ..model.learner import build_learner
+from .folders import refuse_own_file
 from .learner_dir import CONFIG, RUN, infer_kind, learner_config
 from .predict import decoded, scored_rows
 from .run import portable_fingerprint
@@ -93,6 +94,7 @@ def predict(folder: Path, inputs: Path, out: Path, batch_size: int | None = None
     if kind is not None and kind not in {k.value for k in TaskKind}:
         raise ConfigError(f"--kind: must be classification or generation (got {kind!r})")
     check_output_file(out, "--out")
+    refuse_own_file(out)  # --out LEARNER/learner.yaml would replace the learner's config
     cfg, adapter = _checked_learner(folder, trust_remote_code)
     examples = prompts_from_jsonl(Path(inputs))
     answered = [i for i, e in enumerate(examples) if e.answer]

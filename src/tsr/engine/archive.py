@@ -25,6 +25,7 @@ from typing import Any
 from ..atomic import temp_dir, write_text, writing
 from ..data.names import unsafe_reason
 from ..errors import RunError, reason
+from .folders import refuse_outside
 from .results import load_results
 from .store import run_folders
 
@@ -137,7 +138,7 @@ def restore(file: Path, root: Path) -> tuple[int, int]:
     records = read_archive(file)
     todo = []
     for rec in records:
-        folder = root / rec["path"]
+        folder = refuse_outside(root, rec["path"])  # a linked subfolder would carry the run outside root
         if not folder.exists():
             todo.append(rec)
             continue

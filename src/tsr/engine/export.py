@@ -28,6 +28,7 @@ from ..errors import RunError, TsrError, reason
 from ..model import export as peft_export
 from ..model.backbone import pretrained_args, resolve_source
 from ..model.settings import LoraConfig, ModelConfig
+from .folders import refuse_own_file
 from .run import portable_fingerprint
 from .rundir import RunDir
 
@@ -100,6 +101,7 @@ def run_settings(run: RunDir, trust_remote_code: bool = False) -> tuple[ModelCon
 
 
 def check_out(out: Path) -> None:
+    refuse_own_file(out)
     if out.exists() and not out.is_dir():
         raise TsrError(f"{out}: exists and is not a folder; choose another --out")
     if out.is_dir() and any(out.iterdir()):
@@ -129,7 +131,7 @@ def export_run(run_dir: Path, out: Path, task: str | None = None, merge: bool = 
         source, state = run.final_adapter()
     else:
         try:
-            state = load_snapshot(source.parent)
+            state = load_snapshot(source.parent, run.sealed_format())
         except (OSError, ValueError, TypeError, AttributeError, SafetensorError) as err:
             raise RunError(f"{source}: corrupt, damaged or missing adapter file ({reason(err)})") from None
     lora = peft_export.as_lora(state, lora_cfg.r, lora_cfg.alpha, label)

@@ -43,7 +43,8 @@ from ..errors import ConfigError, RunError
 from ..data.streams import load_stream
 from .lock import claim, make_folder
 from .run import Outcome, check_stream, draw_data, execute, portable_fingerprint
-from .rundir import RunDir, refuse_links
+from .folders import refuse_links
+from .rundir import RunDir
 
 CONFIG, STREAM, TASKS, RUN = "learner.yaml", "stream.yaml", "tasks", "run"
 # a classification task's answers are labels: few distinct values, each used more than once
@@ -234,7 +235,7 @@ def _check_run(cfg: RunConfig, folder: Path) -> None:
                        f"were learnt (data digest {meta.get('data_digest')}, now {digest}); restore it")
     checkpoint, _ = run.read_checkpoint()
     if checkpoint is not None:
-        load_memory(run.memory_root, known[: checkpoint.completed])
+        load_memory(run.memory_root, known[: checkpoint.completed], sealed_format=run.sealed_format())
 
 
 def _add_task(call: Call, cfg: RunConfig, entries: list[dict], entry: dict) -> None:

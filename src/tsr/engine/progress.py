@@ -37,13 +37,15 @@ import numpy as np
 import torch
 from safetensors import SafetensorError
 
-from ..atomic import listed_checksums, read_tensors, remove_leftovers, replace_dir, temp_dir, write_json, write_tensors
+from ..atomic import (SELF, check_seal, read_tensors, remove_leftovers, replace_dir, required_checksums, sealed,
+                      temp_dir, write_json, write_tensors)
 from ..errors import RunError, reason
 from ..methods.base import MethodState
 from ..methods.context import TaskContext
 from ..rng import restore_rng, rng_state
 
 FOLDER = "progress"
+TENSOR_FILES = ("adapter.safetensors", "optimiser.safetensors", "method.safetensors", "rng.safetensors")
 
 
 @dataclass
@@ -99,10 +101,11 @@ def save_progress(run_path: Path, progress: TaskProgress) -> None:
         sha256 = {name: write_tensors(tmp / name, tensors) for name, tensors in (
             ("adapter.safetensors", progress.adapter), ("optimiser.safetensors", opt_tensors),
             ("method.safetensors", progress.method.tensors), ("rng.safetensors", rng))}
-        write_json(tmp / "state.json", {"task": progress.task, "step": progress.step, "seconds": progress.seconds,
-                                        "draws": progress.draws, "streams": progress.streams,
-                                        "log_window": progress.log_window,
-                                        "optimiser": opt_plain, "method_meta": progress.method.meta, "sha256": sha256})
+        write_json(tmp / "state.json", sealed({"task": progress.task, "step": progress.step,
+                                               "seconds": progress.seconds, "draws": progress.draws,
+                                               "streams": progress.streams, "log_window": progress.log_window,
+                                               "optimiser": opt_plain, "method_meta": progress.method.meta,
+                                               "sha256": sha256}))
         replace_dir(tmp, final)
     finally:
         if tmp.exists():
@@ -118,14 +121,18 @@ def _saved(run_path: Path) -> Path | None:
     return None
 
 
-def load_progress(run_path: Path) -> TaskProgress:
+def load_progress(run_path: Path, sealed_format: bool = True) -> TaskProgress:
     """The saved progress; raises ValueError (with the file it could not read) when it is
-    missing a part or damaged."""
+    missing a part, damaged or edited: its state.json is sealed as a whole (step, seconds, the
+    draw generator, ...: :func:`tsr.atomic.sealed`) and lists the SHA-256 of its four tensor
+    files. ``sealed_format`` False: a run made before the seal was recorded, whose progress may
+    lack it."""
     folder = _saved(run_path) or Path(run_path) / FOLDER
     current = folder / "state.json"
     try:
         state = json.loads(current.read_text(encoding="utf-8"))
-        sha256 = listed_checksums(state)
+        sha256 = required_checksums(state, TENSOR_FILES)
+        check_seal(state, sealed_format or SELF in state)
         current = folder / "adapter.safetensors"
         adapter = read_tensors(current, sha256.get(current.name))
         current = folder / "optimiser.safetensors"

@@ -158,7 +158,7 @@ def _saved_progress(run: RunDir, completed: int, steps: int) -> TaskProgress | N
         drop_progress(run.path)  # what a killed first save left
         return None
     try:
-        progress = load_progress(run.path)
+        progress = load_progress(run.path, run.sealed_format())
         if progress.task == completed and not 0 < progress.step < steps:
             raise ValueError(f"{progress.folder}: does not fit this run's task (its step {progress.step} is not "
                              f"between 0 and the task's {steps} steps)")
@@ -169,6 +169,7 @@ def _saved_progress(run: RunDir, completed: int, steps: int) -> TaskProgress | N
     if progress.task != completed:
         drop_progress(run.path)
         return None
+    run.forget_steps_after(progress.task, progress.step)  # what the interrupted process logged past it
     return progress
 
 
@@ -204,7 +205,8 @@ def _execute(plan: Plan, spec: MethodSpec, run: RunDir, report: Reporter | None,
                 raise RunError(f"{run.path / 'checkpoint' / (part + '.safetensors')}: does not fit this run's "
                                f"model and method ({reason(err)}); delete the run directory to start over") from None
         torch.set_rng_state(checkpoint.torch_rng)
-        memory = load_memory(run.memory_root, stream.names[: checkpoint.completed], learner.device)
+        memory = load_memory(run.memory_root, stream.names[: checkpoint.completed], learner.device,
+                             run.sealed_format())
         results = checkpoint.results
         if len(results.tasks) < len(stream):  # a grown stream: the new tasks join the matrices
             results.grow(stream.names, [t.kind.value for t in stream],

@@ -28,12 +28,18 @@ import torch
 from safetensors import SafetensorError
 
 from ..version import __version__
-from ..atomic import (append_jsonl, listed_checksums, read_tensors, remove_leftovers, replace_dir, temp_dir, write_json, write_tensors,
-                      write_text, writing)
+from ..atomic import (SELF, append_jsonl, check_seal, read_tensors, remove_leftovers, replace_dir, required_checksums,
+                      sealed, temp_dir, write_bytes, write_json, write_tensors, write_text, writing)
 from ..data.records import parse_jsonl_lines, read_jsonl
 from ..errors import RunError, TsrError, reason
 from ..methods.base import MethodState
+from .folders import refuse_links
 from .results import Results, load_results
+
+# run.json's "checksums": 2 says that every manifest of the run is sealed (tsr.atomic.sealed) and its
+# replay data checksummed; a run made before (no such key) reads them unchecked where they are absent
+CHECKSUMS = 2
+CHECKPOINT_FILES = ("adapter.safetensors", "method.safetensors", "rng.safetensors")
 
 
 @dataclass
@@ -74,6 +80,14 @@ class RunDir:
                            f"found {type(meta).__name__})")
         return meta
 
+    def sealed_format(self) -> bool:
+        """Whether the run records a seal on every manifest and the replay data's checksums (made
+        by a version that does): then a missing one is a refusal, not an unchecked read."""
+        try:
+            return self.meta().get("checksums", 1) >= CHECKSUMS
+        except (RunError, TypeError):
+            return True  # unreadable or odd run.json: the strict reading (its own error comes where it is read)
+
     def verify(self, fingerprint: str, data_digest: str | None = None) -> None:
         meta = self.meta()
         found = meta.get("fingerprint")
@@ -99,7 +113,7 @@ class RunDir:
         tmp = temp_dir(self.path)
         try:
             write_text(tmp / "config.yaml", config_yaml)
-            write_json(tmp / "run.json", {**meta, "tsr_version": __version__,
+            write_json(tmp / "run.json", {**meta, "tsr_version": __version__, "checksums": CHECKSUMS,
                                           "created": time.strftime("%Y-%m-%dT%H:%M:%S")})
             with writing(self.path):
                 if self.path.exists():
@@ -110,7 +124,7 @@ class RunDir:
                 shutil.rmtree(tmp)
 
     def check_links(self) -> None:
-        """Refuse a run folder with a symbolic link inside: a resume writes through it."""
+        """Refuse a run folder with a symbolic or hard link inside: a resume writes through it."""
         refuse_links(self.path, "run folder")
 
     def remove_leftovers(self) -> None:
@@ -124,6 +138,28 @@ class RunDir:
 
     def log(self, event: str, **fields: Any) -> None:
         append_jsonl(self.path / "progress.jsonl", {"time": round(time.time(), 3), "event": event, **fields})
+
+    def forget_steps_after(self, task: int, step: int) -> int:
+        """Before task ``task`` goes on from its saved progress at ``step``: remove the ``steps``
+        lines of that task past ``step`` since the task last started, which the interrupted process
+        logged after saving the progress and the resume logs again. So however often a task is
+        killed and resumed, each of its windows is logged once. The log is rewritten atomically,
+        only when there is something to remove; returns how many lines were removed."""
+        log = self.path / "progress.jsonl"
+        if not log.is_file():
+            return 0
+        lines = log.read_bytes().splitlines(keepends=True)
+        events = [json.loads(line) if line.strip() else None for line in lines]
+        starts = [i for i, e in enumerate(events) if isinstance(e, dict) and e.get("event") == "task_start"
+                  and e.get("task") == task]
+        if not starts:
+            return 0
+        stale = {i for i, e in enumerate(events) if i > starts[-1] and isinstance(e, dict)
+                 and e.get("event") == "steps" and e.get("task") == task and isinstance(e.get("step"), int)
+                 and e["step"] > step}
+        if stale:
+            write_bytes(log, b"".join(line for i, line in enumerate(lines) if i not in stale))
+        return len(stale)
 
     def write_results(self, results: Results) -> None:
         write_json(self.results_path, results.to_dict())
@@ -142,8 +178,8 @@ class RunDir:
             sha256 = {"adapter.safetensors": write_tensors(tmp / "adapter.safetensors", adapter),
                       "method.safetensors": write_tensors(tmp / "method.safetensors", method.tensors),
                       "rng.safetensors": write_tensors(tmp / "rng.safetensors", {"torch_cpu": torch.get_rng_state()})}
-            write_json(tmp / "state.json", {"completed": completed, "method_meta": method.meta,
-                                            "results": results.to_dict(), "sha256": sha256})
+            write_json(tmp / "state.json", sealed({"completed": completed, "method_meta": method.meta,
+                                                   "results": results.to_dict(), "sha256": sha256}))
             replace_dir(tmp, final)
         finally:
             if tmp.exists():
@@ -173,13 +209,16 @@ class RunDir:
         try:
             state = json.loads(current.read_text(encoding="utf-8"))
             results = Results.from_dict(state["results"])
-            completed, method_meta, sha256 = int(state["completed"]), state["method_meta"], listed_checksums(state)
+            completed, method_meta = int(state["completed"]), state["method_meta"]
+            sha256 = required_checksums(state, CHECKPOINT_FILES)
             current = folder / "adapter.safetensors"
             adapter = read_tensors(current, sha256.get(current.name))
             current = folder / "method.safetensors"
             method = MethodState(read_tensors(current, sha256.get(current.name)), method_meta)
             current = folder / "rng.safetensors"
             rng = read_tensors(current, sha256.get(current.name))["torch_cpu"]
+            current = folder / "state.json"
+            check_seal(state, self.sealed_format() or SELF in state)
         except (OSError, ValueError, KeyError, TypeError, AttributeError, SafetensorError) as err:
             raise RunError(f"{current}: corrupt checkpoint ({reason(err)}); delete the run directory to start "
                            "over") from None
@@ -199,7 +238,9 @@ class RunDir:
             current = folder / "state.json"
             try:
                 with open(os.open("state.json", os.O_RDONLY, dir_fd=fd), encoding="utf-8") as fh:
-                    sha256 = listed_checksums(json.load(fh))
+                    state = json.load(fh)
+                sha256 = required_checksums(state, ["adapter.safetensors"])
+                check_seal(state, self.sealed_format() or SELF in state)
                 current = folder / "adapter.safetensors"
                 return current, read_tensors(current.name, sha256.get(current.name), dir_fd=fd)
             except (OSError, ValueError, TypeError, AttributeError, SafetensorError) as err:
@@ -230,18 +271,6 @@ class RunDir:
             with open(self.path / "progress.jsonl", "r+b") as fh:
                 fh.truncate(keep)
                 os.fsync(fh.fileno())
-
-
-def refuse_links(folder: Path, what: str) -> None:
-    """A :class:`RunError` naming the first symbolic link inside ``folder`` (not the folder itself):
-    tsr writes its folders only through plain files and folders, so a link planted in a folder
-    someone sent (``progress.jsonl`` or ``memory/`` pointing elsewhere) never gets written through."""
-    for parent, dirs, files in os.walk(folder):
-        for name in sorted(dirs + files):
-            path = Path(parent) / name
-            if path.is_symlink():
-                raise RunError(f"{path}: is a symbolic link inside the {what}; tsr writes it only through plain files "
-                               "and folders (replace the link with a copy of what it points to, or delete it)")
 
 
 def phase_seconds(folder: Path) -> dict[str, float]:
@@ -296,4 +325,5 @@ def task_snapshot(path: Path, task: str | None = None) -> tuple[str, dict[str, t
     if index is None or index not in done:
         raise ConfigError(f"{path}: {'task ' + repr(task) if task else 'no task'} has not finished yet "
                           "(no task-memory record)")
-    return tasks[index], load_record(record_dir(run.memory_root, index, tasks[index])).snapshot
+    return tasks[index], load_record(record_dir(run.memory_root, index, tasks[index]),
+                                     sealed_format=run.sealed_format()).snapshot

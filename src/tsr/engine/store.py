@@ -15,6 +15,7 @@ failed update is logged and skipped (it never stops a run), and ``tsr index`` re
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sqlite3
@@ -30,6 +31,7 @@ from ..config.sections import MAX_SEED
 from ..data.records import read_yaml
 from ..schema import not_results
 from ..errors import RunError
+from .folders import refuse_linked_file
 from .results import load_results
 
 INDEX = "index.sqlite"
@@ -43,7 +45,7 @@ SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     path TEXT PRIMARY KEY, name TEXT, fingerprint TEXT, method TEXT, stream TEXT, seed INTEGER,
     completed INTEGER, tasks INTEGER, finished INTEGER, config TEXT, varying TEXT,
-    results TEXT, metrics TEXT, seconds REAL, results_mtime REAL, updated REAL);
+    results TEXT, metrics TEXT, seconds REAL, results_mtime REAL, updated REAL, digest TEXT);
 CREATE TABLE IF NOT EXISTS tasks (
     path TEXT, idx INTEGER, name TEXT, kind TEXT, acc TEXT, loss TEXT, info TEXT, seconds REAL,
     phases TEXT, PRIMARY KEY (path, idx));
@@ -94,10 +96,34 @@ def run_folders(root: Path) -> list[Path]:
     return sorted(p.parent for p in Path(root).rglob("results.json"))
 
 
+# what a run's rows are read from (:func:`_rows`): its digest says when they must be read again
+SOURCES = ("results.json", "config.yaml", "run.json", "progress.jsonl")
+
+
+def digest(run: Path) -> str:
+    """The SHA-256 of what the index holds of ``run`` (its four files, by content: an edit that
+    keeps a file's mtime still changes it)."""
+    h = hashlib.sha256()
+    for name in SOURCES:
+        try:
+            data = (Path(run) / name).read_bytes()
+        except OSError:
+            data = None
+        h.update(f"{name}:{'-' if data is None else len(data)}:".encode())
+        h.update(data or b"")
+    return h.hexdigest()
+
+
 def _connect(path: Path) -> sqlite3.Connection:
+    """The index at ``path``, never through a link: SQLite writes it in place, so a symbolic or hard
+    link would carry the write outside the folder."""
+    for name in (path.name, *(path.name + end for end in ("-journal", "-wal", "-shm"))):
+        refuse_linked_file(path.with_name(name), "results store")
     new = not path.exists()
     conn = sqlite3.connect(path, timeout=30)
     conn.executescript(SCHEMA)
+    if "digest" not in {row[1] for row in conn.execute("PRAGMA table_info(runs)")}:  # an index made before
+        conn.execute("ALTER TABLE runs ADD COLUMN digest TEXT")
     if new:
         os.chmod(path, 0o666 & ~_umask())
     return conn
@@ -135,7 +161,7 @@ def _rows(root: Path, run: Path) -> tuple[tuple, list[tuple]]:
            len(results.tasks), int(results.finished), json.dumps(config, sort_keys=True), "[]",
            json.dumps(data), json.dumps(data["metrics"]),
            sum(s for s in seconds.values() if isinstance(s, (int, float))),
-           results_path.stat().st_mtime, time.time())
+           results_path.stat().st_mtime, time.time(), digest(run))
     tasks = [(str(run.resolve()), t, results.tasks[t], results.kinds[t], json.dumps(results.acc[t]),
               json.dumps(results.loss[t]), json.dumps(results.task_info[t] if t < len(results.task_info) else {}),
               seconds.get(t), json.dumps(phases.get(t))) for t in range(results.completed)]
@@ -201,12 +227,13 @@ def refresh(root: Path) -> list[dict[str, Any]]:
     if (root / INDEX).exists():
         conn = sqlite3.connect(f"file:{root / INDEX}?mode=ro", uri=True, timeout=30)
         try:
-            known = dict(conn.execute("SELECT path, results_mtime FROM runs"))
+            columns = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
+            known = dict(conn.execute(f"SELECT path, {'digest' if 'digest' in columns else 'NULL'} FROM runs"))
         finally:
             conn.close()
     present = {str(p.resolve()): p for p in run_folders(root)}
     # read every changed run before writing anything: a bad run folder leaves the index as it was
-    changed = [_rows(root, p) for key, p in present.items() if known.get(key) != (p / "results.json").stat().st_mtime]
+    changed = [_rows(root, p) for key, p in present.items() if known.get(key) != digest(p)]
     gone = [key for key in known if key not in present]
     conn = _connect(root / INDEX)
     try:

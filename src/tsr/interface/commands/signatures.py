@@ -29,10 +29,12 @@ def cmd_signatures(args: argparse.Namespace, console: Console) -> int:
     from ...cl.signature_file import write_signature_file
     from ...cl.signatures import signature_names, take
     from ...config import load_config
+    from ...engine.folders import refuse_own_file
     from ...experiments.probe.plan import load_probe_stream
     from ...experiments.signatures.run import probe_batches
     from ...model.learner import build_learner
 
+    refuse_own_file(Path(args.out))  # --out RUN/checkpoint/adapter.safetensors would replace the run's adapter
     config, overrides = split_items(args.items)
     cfg = load_config(config, overrides)
     kinds = signature_names(args.signature or getattr(cfg.method.params, "probe", PROBE.value()), "--signature")

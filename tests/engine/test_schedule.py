@@ -68,3 +68,23 @@ def test_a_64_task_stream_runs_end_to_end_with_linear_evaluation(make_config, to
     assert scored == 2 * k - 1
     weights = [info.get("weights", {}) for info in results.task_info]
     assert len(weights[-1]) == k - 1 and abs(sum(weights[-1].values()) - 1) < 1e-5
+
+
+def test_fwt_is_gems_forward_transfer_from_the_zero_shot_row():
+    from tsr.engine.metrics import fwt
+
+    acc = [[0.5, 0.4, 0.1], [0.3, 0.9, 0.6], [0.2, 0.7, 0.8]]
+    zero = [0.2, 0.3, 0.5]
+    assert fwt(acc, zero, [0, 1, 2]) == pytest.approx(((0.4 - 0.3) + (0.6 - 0.5)) / 2)
+    assert fwt(acc, zero, [0, 2]) == pytest.approx(0.6 - 0.5)  # the tasks given only
+    assert fwt([[0.5, None], [0.3, 0.9]], zero, [0, 1]) is None  # task 2 not scored before it was learnt
+
+
+def test_a_run_with_all_tasks_reports_fwt_and_a_plain_run_does_not(make_config):
+    plain = execute(make_config("method.name=er", "name=plain")).results
+    assert "fwt" not in plain.metrics() and "fwt" not in plain.to_dict()["metrics"]
+    every = execute(make_config("method.name=er", "eval.all_tasks=true", "name=every")).results
+    m, zero = every.metrics(), every.zero_shot
+    cls = [i for i, k in enumerate(every.kinds) if k == "classification"]
+    want = [every.acc[i - 1][i] - zero["acc"][i] for i in cls if i >= 1]
+    assert m["fwt"] == pytest.approx(sum(want) / len(want))

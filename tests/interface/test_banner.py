@@ -31,11 +31,23 @@ def test_the_banner_comes_first_and_names_model_device_dtype_adapter_and_folder(
     assert heard[1].splitlines()[-1] == "task 2/2 vowel (classification)"
 
 
-def test_the_run_line_is_out_before_a_model_that_fails_to_load(toy_stream, tmp_path, capsys):
+def test_on_a_terminal_the_run_line_is_out_before_the_model_loads_and_in_a_log_an_error_stays_one_line(
+        toy_stream, tmp_path, capsys):
+    import io
+
+    from rich.console import Console
+
+    from tsr.config import load_config
+    from tsr.interface.display import ConsoleReporter
+
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "config.json").write_text("{}")
     argv = base(broken, toy_stream, tmp_path)
     assert main(argv) == 2
     err = capsys.readouterr().err.splitlines()
-    assert err[0].endswith(f"model {broken}: loading") and err[-1].startswith("tsr: error:")
+    assert len(err) == 1 and err[0].startswith("tsr: error:")  # off a terminal: the error alone
+    screen = io.StringIO()
+    cfg = load_config("paper", argv[2:])
+    ConsoleReporter(Console(file=screen, force_terminal=True, width=200)).run_begin(cfg)
+    assert screen.getvalue().strip().endswith(f"model {broken}: loading")

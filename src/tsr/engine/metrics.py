@@ -1,6 +1,7 @@
 """Stream metrics as pure functions of the results matrix ``A[after][on]``.
 
-Overall, Plasticity and BWT follow the reference paper's Eqs. 2-4, restricted to the tasks
+Overall, Plasticity and BWT follow the reference paper's Eqs. 2-4 (and FWT, with a zero-shot row,
+GEM's definition), restricted to the tasks
 given (classification tasks for accuracy; generation tasks for loss, where lower is
 better, so a positive loss-BWT means forgetting), and of each generation metric over the tasks it
 scores (:func:`generation_metrics`; higher is better, as for accuracy). A metric over no task
@@ -36,6 +37,18 @@ def bwt(matrix: Matrix, tasks: Sequence[int]) -> float | None:
     """Backward transfer: mean of A[K, i] - A[i, i] over ``tasks`` before the last one."""
     last = len(matrix) - 1
     return _mean([matrix[last][i] - matrix[i][i] for i in tasks if i < last])
+
+
+def fwt(matrix: Matrix, zero_shot: Sequence[float | None], tasks: Sequence[int]) -> float | None:
+    """Forward transfer (Lopez-Paz and Ranzato, 2017, "Gradient Episodic Memory"): the mean over
+    ``tasks`` after the first of A[i-1, i] - b_i, the score on task i just before learning it
+    against the untrained model's b_i (the zero-shot row, here the base with the shared
+    initialisation). None when a needed cell was not scored (only `eval.all_tasks` scores tasks
+    before they are learnt)."""
+    cells = [(matrix[i - 1][i], zero_shot[i]) for i in tasks if i >= 1]
+    if any(a is None or b is None for a, b in cells):
+        return None
+    return _mean([a - b for a, b in cells])
 
 
 def stream_metrics(acc: Matrix, loss: Matrix, kinds: Sequence[str]) -> dict[str, float | None]:

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..errors import RunError, reason
 from ..data.example import GEN_METRICS
-from .metrics import generation_metrics, stream_metrics
+from .metrics import fwt, generation_metrics, stream_metrics
 
 Row = list[float | None]
 
@@ -84,6 +84,11 @@ class Results:
         if not self.finished:
             return {}
         out = stream_metrics(self.acc, self.loss, self.kinds)
+        if self.zero_shot is not None:  # eval.all_tasks: every task scored before it is learnt too
+            cls = [i for i, k in enumerate(self.kinds) if k == "classification"]
+            gen = [i for i, k in enumerate(self.kinds) if k == "generation"]
+            out["fwt"] = fwt(self.acc, self.zero_shot["acc"], cls)
+            out["fwt_loss"] = fwt(self.loss, self.zero_shot["loss"], gen)  # as the other loss twins: lower is better
         if self.gen_metrics is not None:
             out |= generation_metrics(self.gen, self.gen_metrics)
         return out

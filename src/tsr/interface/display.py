@@ -34,9 +34,14 @@ class ConsoleReporter:
         self._last_print = 0.0
 
     def run_begin(self, cfg) -> None:
-        self.console.print(banner.run_line(cfg), highlight=False, soft_wrap=True)
+        # on a terminal the run line comes before the model loads; in a log it comes with the
+        # model's, so an error while loading stays the log's one line
+        if self.console.is_terminal:
+            self.console.print(banner.run_line(cfg), highlight=False, soft_wrap=True)
 
     def run_ready(self, plan: Plan, folder) -> None:
+        if not self.console.is_terminal:
+            self.console.print(banner.run_line(plan.cfg), highlight=False, soft_wrap=True)
         self.console.print(banner.model_line(plan, folder), highlight=False, soft_wrap=True)
 
     def task_begin(self, t: int, plan: Plan) -> None:
@@ -102,13 +107,15 @@ def results_table(results: Results, title: str | None = None) -> Table:
 def metrics_table(results: Results) -> Table:
     m = results.metrics()
     table = Table(title="stream metrics")
-    for col in ("", "Overall", "Plas", "BWT"):
+    forward = "fwt" in m  # eval.all_tasks: the zero-shot row gives forward transfer too
+    for col in ("", "Overall", "Plas", "BWT", *(["FWT"] if forward else [])):
         table.add_column(col, justify="right")
     table.add_row("accuracy (classification)", number(m.get("overall")), number(m.get("plas")),
-                  number(m.get("bwt"), signed=True))
+                  number(m.get("bwt"), signed=True), *([number(m.get("fwt"), signed=True)] if forward else []))
     if any(m.get(k) is not None for k in ("overall_loss", "plas_loss")):
         table.add_row("loss (generation, lower is better)", number(m.get("overall_loss")),
-                      number(m.get("plas_loss")), number(m.get("bwt_loss"), signed=True))
+                      number(m.get("plas_loss")), number(m.get("bwt_loss"), signed=True),
+                      *([number(m.get("fwt_loss"), signed=True)] if forward else []))
     for name in GEN_METRICS:  # with eval.predictions: each generation metric over the tasks it scores
         if f"overall_{name}" in m:
             tasks = ", ".join(t for t, g in zip(results.tasks, results.gen_metrics or []) if g == name)

@@ -149,7 +149,10 @@ class RunDir:
         if not log.is_file():
             return 0
         lines = log.read_bytes().splitlines(keepends=True)
-        events = [json.loads(line) if line.strip() else None for line in lines]
+        try:
+            events = [json.loads(line) if line.strip() else None for line in lines]
+        except ValueError:  # checked whole before a resume (_check_log); changed since, it is left as it is
+            return 0
         starts = [i for i, e in enumerate(events) if isinstance(e, dict) and e.get("event") == "task_start"
                   and e.get("task") == task]
         if not starts:

@@ -143,6 +143,24 @@ def edited_answer(folder) -> None:
     path.write_text(path.read_text().replace('" yes"', '" no"', 1))
 
 
+def edited_replay(path) -> None:
+    """The first replay example's answer changed, the file still valid."""
+    lines = path.read_text().splitlines(keepends=True)
+    first = json.loads(lines[0])
+    first["answer"] = " no" if first["answer"].strip() != "no" else " yes"
+    path.write_text(json.dumps(first) + "\n" + "".join(lines[1:]))
+
+
+def hard_link(folder, rel: str) -> None:
+    """``folder / rel`` becomes a hard link to a copy outside the learner folder: an append or an
+    in-place write through it would change that copy too."""
+    import os
+
+    path, outside = folder / rel, folder.parent / f"outside-{rel.replace('/', '_')}"
+    shutil.move(str(path), str(outside))
+    os.link(outside, path)
+
+
 LEARN_CASES = [  # a learner edited or damaged: refused before the new task is added (issue 77, item 4)
     ("learner-yaml-an-empty-mapping", lambda f: write(f / "learner.yaml", "{}\n"), "synth-trace:policy",
      "learner.yaml: is not the config the learner's run was made with"),
@@ -155,6 +173,12 @@ LEARN_CASES = [  # a learner edited or damaged: refused before the new task is a
      "checkpoint/adapter.safetensors: corrupt checkpoint"),
     ("memory-record-missing", lambda f: shutil.rmtree(f / "run" / "memory" / "00-parity"), None,
      "memory/00-parity: task-memory record missing"),
+    ("memory-replay-edited", lambda f: edited_replay(f / "run" / "memory" / "00-parity" / "replay.jsonl"), None,
+     "00-parity/replay.jsonl: corrupt task-memory record (damaged or edited"),
+    ("stream-yaml-a-hard-link", lambda f: hard_link(f, "stream.yaml"), None,
+     "learner/stream.yaml: is a hard link inside the learner folder"),
+    ("run-log-a-hard-link", lambda f: hard_link(f, "run/progress.jsonl"), None,
+     "run/progress.jsonl: is a hard link inside the learner folder"),
 ]
 
 

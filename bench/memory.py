@@ -9,6 +9,9 @@ and the run's Overall accuracy; then the ratios to ER. The issue's goal: TSR/ER 
 
     python bench/memory.py                          # three default runs (about 15 minutes on 2 cores)
     python bench/memory.py -- train.steps=300       # extra overrides after --
+    python bench/memory.py --fused -- model.path=smollm2-135m stream.source=trace8 \
+        stream.root=../shared/data/trace/LLM-CL-Benchmark_500 "stream.options={tasks: [C-STANCE, Py150]}" \
+        stream.truncate=left train.steps=12 stream.budget=16 stream.replay_per_task=16 stream.test_cap=8
 """
 
 from __future__ import annotations
@@ -22,16 +25,22 @@ from default_run import one_run
 
 ARMS = {"ER": ["method.name=er"], "TSR (cached log-probs)": ["train.teacher=cached"],
         "TSR (cached hidden states)": ["train.teacher=hidden"]}
+FUSED_ARMS = {"ER": ["method.name=er"],
+              "TSR (hidden states, full logits)": ["method.name=tsr", "train.teacher=hidden", "train.fused_head=false"],
+              "TSR (hidden states, fused head)": ["method.name=tsr", "train.teacher=hidden", "train.fused_head=true"]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--fused", action="store_true", help="instead: ER, and TSR with the hidden-state cache "
+                        "through full logits and through the fused head (train.fused_head), at the given shape")
     parser.add_argument("overrides", nargs="*", help="config overrides (after --)")
     args = parser.parse_args()
     rows = {}
+    arms = FUSED_ARMS if args.fused else ARMS
     with tempfile.TemporaryDirectory(prefix="tsr-bench-") as tmp:
         cache = Path(tmp) / "inductor"  # shared: compilation costs time, not memory that lasts
-        for i, (name, extra) in enumerate(ARMS.items()):
+        for i, (name, extra) in enumerate(arms.items()):
             rows[name] = one_run(Path(tmp) / f"run{i}", cache, [*extra, *args.overrides])
     er = rows["ER"]["task_peak_rss_mb"]
     print(f"tsr run {' '.join(args.overrides)}  ({os.cpu_count()} cores)")

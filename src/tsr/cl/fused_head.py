@@ -53,16 +53,13 @@ class _HeadLosses(torch.autograd.Function):
             idx = rows[start:start + chunk]
             z = (flat[idx] @ weight.T).float()
             is_ce, is_kd = ce_rows[idx], kd_rows[idx]
-            grad_z = torch.zeros_like(z)
             if bool(is_ce.any()):
                 zc, tc = z[is_ce], targets[idx][is_ce]
                 log_p = F.log_softmax(zc, dim=-1)
                 ce_sum += -log_p.gather(1, tc[:, None]).sum()
                 g = log_p.exp()
                 g[torch.arange(len(tc), device=g.device), tc] -= 1.0
-                gc = torch.zeros_like(z)
-                gc[is_ce] = g
-                grad_ce[idx] = (gc.to(weight.dtype) @ weight).to(flat.dtype)
+                grad_ce[idx[is_ce]] = (g.to(weight.dtype) @ weight).to(flat.dtype)  # the supervised rows only
             if bool(is_kd.any()):
                 zk = z[is_kd]
                 log_s = F.log_softmax(zk / t, dim=-1)
@@ -72,8 +69,8 @@ class _HeadLosses(torch.autograd.Function):
                     log_t = lp_flat[idx][is_kd].float()
                 p_t = log_t.exp()
                 kd_sum += (p_t * (log_t - log_s)).sum()
-                grad_z[is_kd] = (log_s.exp() - p_t) / t
-                grad_kd[idx] = (grad_z.to(weight.dtype) @ weight).to(flat.dtype)
+                grad_z = (log_s.exp() - p_t) / t
+                grad_kd[idx[is_kd]] = (grad_z.to(weight.dtype) @ weight).to(flat.dtype)
         n_ce = ce_rows.sum().clamp(min=1).to(torch.float32)
         n_kd = kd_rows.sum().clamp(min=1).to(torch.float32)
         ctx.save_for_backward(grad_ce, grad_kd, n_ce, n_kd)

@@ -38,7 +38,7 @@ import torch
 from safetensors import SafetensorError
 
 from ..atomic import (SELF, check_seal, read_tensors, remove_leftovers, replace_dir, required_checksums, sealed,
-                      temp_dir, write_json, write_tensors)
+                      temp_dir, write_bytes, write_json, write_tensors)
 from ..errors import RunError, reason
 from ..methods.base import MethodState
 from ..methods.context import TaskContext
@@ -148,6 +148,32 @@ def load_progress(run_path: Path, sealed_format: bool = True) -> TaskProgress:
                             log_window={str(k): float(v) for k, v in state.get("log_window", {}).items()})
     except (OSError, ValueError, KeyError, TypeError, AttributeError, SafetensorError) as err:
         raise ValueError(f"{current}: {err}") from None
+
+
+def forget_steps_after(run_path: Path, task: int, step: int) -> int:
+    """Before task ``task`` goes on from its saved progress at ``step``: remove the ``steps``
+    lines of that task past ``step`` since the task last started, which the interrupted process
+    logged after saving the progress and the resume logs again. So however often a task is
+    killed and resumed, each of its windows is logged once. The log is rewritten atomically,
+    only when there is something to remove; returns how many lines were removed."""
+    log = Path(run_path) / "progress.jsonl"
+    if not log.is_file():
+        return 0
+    lines = log.read_bytes().splitlines(keepends=True)
+    try:
+        events = [json.loads(line) if line.strip() else None for line in lines]
+    except ValueError:  # checked whole before a resume (RunDir._check_log); changed since, it is left as it is
+        return 0
+    starts = [i for i, e in enumerate(events) if isinstance(e, dict) and e.get("event") == "task_start"
+              and e.get("task") == task]
+    if not starts:
+        return 0
+    stale = {i for i, e in enumerate(events) if i > starts[-1] and isinstance(e, dict)
+             and e.get("event") == "steps" and e.get("task") == task and isinstance(e.get("step"), int)
+             and e["step"] > step}
+    if stale:
+        write_bytes(log, b"".join(line for i, line in enumerate(lines) if i not in stale))
+    return len(stale)
 
 
 def drop_progress(run_path: Path) -> None:

@@ -27,7 +27,7 @@ from ..methods.registry import MethodSpec
 from ..model.learner import build_learner
 from ..rng import numpy_rng
 from .loop import Plan, Reporter, notify, run_stream
-from .progress import TaskProgress, drop_progress, has_progress, load_progress
+from .progress import TaskProgress, drop_progress, forget_steps_after, has_progress, load_progress
 from .results import Results, load_results
 from .lock import claim
 from .machine import describe
@@ -169,7 +169,7 @@ def _saved_progress(run: RunDir, completed: int, steps: int) -> TaskProgress | N
     if progress.task != completed:
         drop_progress(run.path)
         return None
-    run.forget_steps_after(progress.task, progress.step)  # what the interrupted process logged past it
+    forget_steps_after(run.path, progress.task, progress.step)  # what the interrupted process logged past it
     return progress
 
 

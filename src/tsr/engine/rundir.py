@@ -29,7 +29,7 @@ from safetensors import SafetensorError
 
 from ..version import __version__
 from ..atomic import (SELF, append_jsonl, check_seal, read_tensors, remove_leftovers, replace_dir, required_checksums,
-                      sealed, temp_dir, write_bytes, write_json, write_tensors, write_text, writing)
+                      sealed, temp_dir, write_json, write_tensors, write_text, writing)
 from ..data.records import parse_jsonl_lines, read_jsonl
 from ..errors import RunError, TsrError, reason
 from ..methods.base import MethodState
@@ -138,31 +138,6 @@ class RunDir:
 
     def log(self, event: str, **fields: Any) -> None:
         append_jsonl(self.path / "progress.jsonl", {"time": round(time.time(), 3), "event": event, **fields})
-
-    def forget_steps_after(self, task: int, step: int) -> int:
-        """Before task ``task`` goes on from its saved progress at ``step``: remove the ``steps``
-        lines of that task past ``step`` since the task last started, which the interrupted process
-        logged after saving the progress and the resume logs again. So however often a task is
-        killed and resumed, each of its windows is logged once. The log is rewritten atomically,
-        only when there is something to remove; returns how many lines were removed."""
-        log = self.path / "progress.jsonl"
-        if not log.is_file():
-            return 0
-        lines = log.read_bytes().splitlines(keepends=True)
-        try:
-            events = [json.loads(line) if line.strip() else None for line in lines]
-        except ValueError:  # checked whole before a resume (_check_log); changed since, it is left as it is
-            return 0
-        starts = [i for i, e in enumerate(events) if isinstance(e, dict) and e.get("event") == "task_start"
-                  and e.get("task") == task]
-        if not starts:
-            return 0
-        stale = {i for i, e in enumerate(events) if i > starts[-1] and isinstance(e, dict)
-                 and e.get("event") == "steps" and e.get("task") == task and isinstance(e.get("step"), int)
-                 and e["step"] > step}
-        if stale:
-            write_bytes(log, b"".join(line for i, line in enumerate(lines) if i not in stale))
-        return len(stale)
 
     def write_results(self, results: Results) -> None:
         write_json(self.results_path, results.to_dict())

@@ -139,7 +139,7 @@ def test_a_window_open_at_the_save_is_logged_whole_after_the_resume(make_config,
                       "name=open")
     run_interrupted_within(monkeypatch, cfg, 1, 4)
     run = Path(cfg.out_dir) / "open"
-    assert load_progress(run).step == 3 and set(load_progress(run).log_window) == {"ce", "loss"}
+    assert load_progress(run).step == 3 and set(load_progress(run).log_window) == {"ce", "loss", "lr", "grad_norm"}
     execute(cfg)
     assert [e["step"] for e in _events(run, "resume_within_task")] == [3]
     assert read_loss_log(run).points == read_loss_log(whole.run.path).points

@@ -107,7 +107,7 @@ def test_model_path_names_a_fetchable_base_and_fetches_it_when_missing(fake, mon
 def test_an_unknown_name_and_a_missing_gguf_file_are_one_line_errors(fake, capsys):
     assert main(["base", "fetch", "nope"]) == 2
     assert "unknown base 'nope' (fetchable: fake)" in capsys.readouterr().err
-    with pytest.raises(ModelError, match="neither an existing folder, a .gguf file, a fetchable base"):
+    with pytest.raises(ModelError, match=r"neither an existing folder nor a hub id .*nor a .gguf file, nor a fetchable base: fake"):
         backbone.resolve_source(load_config(None, ["model.path=nope.gguf"]).model)
 
 

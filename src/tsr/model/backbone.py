@@ -106,8 +106,8 @@ def resolve_source(cfg: ModelConfig) -> tuple[str, bool]:
             check_folder(preset, path)
         return str(path), True
     if cfg.path.startswith((".", "/", "~")) or cfg.path.count("/") != 1:
-        raise ModelError(f"config key 'model.path': {cfg.path!r} is neither an existing folder, a .gguf "
-                         f"file, a fetchable base ({', '.join(fetch.FETCHABLE)}) nor a hub id of the form owner/name")
+        raise ModelError(f"config key 'model.path': {cfg.path!r} is neither an existing folder nor a hub id "
+                         f"of the form owner/name (nor a .gguf file, nor a fetchable base: {', '.join(fetch.FETCHABLE)})")
     return cfg.path, False
 
 

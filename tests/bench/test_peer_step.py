@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+
+from benchscripts import load_bench
 
 pytest.importorskip("trl", reason="TRL is not installed (pip install 'tsr[peer]')")
 
-SCRIPT = Path(__file__).parents[2] / "bench" / "peer_step.py"
-
 
 def _script():
-    spec = importlib.util.spec_from_file_location("peer_step", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("peer_step")
 
 
 def test_both_sides_see_the_same_tokens_and_the_same_first_loss(tmp_path):

@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
+from benchscripts import load_bench
 from tsr.data.streams import load_stream
 from tsr.experiments.probe.plan import plan_jobs
 
-SCRIPT = Path(__file__).parents[2] / "bench" / "pooled_mix.py"
-
 
 def _script():
-    spec = importlib.util.spec_from_file_location("pooled_mix", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_bench("pooled_mix")
 
 
 def test_the_full_pool_is_the_sweeps_pooled_arm_and_drops_leave_tasks_out():

@@ -115,13 +115,18 @@ class Teachers:
             self.seconds += time.perf_counter() - started
             return "hidden", hidden
         if self.mode == "hidden":
-            rows = [self._example(ref, state, key, None) for key in batch.keys]
-            hidden = torch.zeros((len(rows), batch.input_ids.shape[1], rows[0].shape[-1]), dtype=rows[0].dtype,
-                                 device=self.learner.device)
-            for i, row in enumerate(rows):
-                hidden[i, : row.shape[0]] = row
-            return "hidden", hidden
+            return "hidden", self._hidden_batch(ref, state, batch)
         return "log_probs", self._assemble(ref, state, batch, float(temperature))
+
+    def _hidden_batch(self, ref: Hashable, state: State, batch: Batch) -> torch.Tensor:
+        """The cached last hidden states of the batch's examples, padded with zeros to its width
+        (zero hidden states give zero logits: the padding of ``cached``)."""
+        rows = [self._example(ref, state, key, None) for key in batch.keys]
+        hidden = torch.zeros((len(rows), batch.input_ids.shape[1], rows[0].shape[-1]), dtype=rows[0].dtype,
+                             device=self.learner.device)
+        for i, row in enumerate(rows):
+            hidden[i, : row.shape[0]] = row
+        return hidden
 
     def _assemble(self, ref: Hashable, state: State, batch: Batch, temperature: float | None) -> torch.Tensor:
         if self.mode == "batch" or not batch.keys:
@@ -131,13 +136,8 @@ class Teachers:
             self.seconds += time.perf_counter() - started
             return out if temperature is None else F.log_softmax(out / temperature, dim=-1)
         if self.mode == "hidden":
-            rows = [self._example(ref, state, key, None) for key in batch.keys]
+            hidden = self._hidden_batch(ref, state, batch)
             started = time.perf_counter()
-            hidden = torch.zeros((len(rows), batch.input_ids.shape[1], rows[0].shape[-1]), dtype=rows[0].dtype,
-                                 device=self.learner.device)
-            for i, row in enumerate(rows):
-                hidden[i, : row.shape[0]] = row
-            # Padded positions hold zero hidden states, hence zero logits: the padding of ``cached``.
             out = self.learner.head_logits(hidden)
             out = out if temperature is None else F.log_softmax(out / temperature, dim=-1)
             self.seconds += time.perf_counter() - started

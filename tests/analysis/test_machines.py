@@ -48,3 +48,12 @@ def test_one_kind_beside_runs_without_a_record_says_the_pairs_are_unknown(tmp_pa
     note = machines_note(runs(tmp_path, HERE, None, HERE))
     assert note == ("1 run(s) did not record their machine (the others: AMD EPYC (AVX2, torch 2.13.0+cpu, "
                     "1 thread(s)): 2 run(s)): whether the runs of each seed shared one is not known")
+
+
+def test_the_deterministic_flag_is_a_kind_of_machine_and_its_absence_means_off(tmp_path):
+    on = HERE | {"deterministic": True}
+    assert machine_label(on).endswith("1 thread(s), deterministic)")
+    # a record from before the flag was recorded is one kind with a run that recorded it off
+    assert machines_note(runs(tmp_path / "off", HERE, HERE | {"deterministic": False})) == ""
+    assert machines_note(runs(tmp_path / "on", HERE, on)).startswith("made on 2 kinds")
+

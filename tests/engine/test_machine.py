@@ -22,7 +22,8 @@ def test_run_json_and_each_start_record_the_machine(make_config, monkeypatch):
     run = Path(first.out_dir) / "moved"
     made = json.loads((run / "run.json").read_text())["machine"]
     assert made == {"cpu": cpu_model(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-                    "torch": torch.__version__, "threads": 1, "compiled": False}
+                    "torch": torch.__version__, "threads": 1, "compiled": False,
+                    "deterministic": torch.are_deterministic_algorithms_enabled()}
     events = [json.loads(line) for line in (run / "progress.jsonl").read_text().splitlines()]
     starts = [(e["event"], e["machine"]["threads"]) for e in events if e["event"] in ("run_start", "resume")]
     assert starts == [("run_start", 1), ("resume", 2)]

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from .machines import KEYS
+from .machines import KEYS, machine_key
 from .verdicts import FAILS, HOLDS, OPEN, count_verdict, verdict
 
 UNPAIRED = "unpaired"
@@ -114,7 +114,7 @@ def load_ledger(file: Path, orders: dict[str, dict[str, list[str]]], drop: dict 
             order = named[0]
         machine = json.loads(rec["run.json"]).get("machine") or {}
         run = Run(source, config["method"]["name"], order, int(config["seed"]),
-                  tuple(machine.get(k) for k in KEYS), json.loads(rec["results.json"])["metrics"])
+                  machine_key(machine), json.loads(rec["results.json"])["metrics"])
         key = (run.source, run.method, run.order, run.seed)
         if key in seen:
             raise ValueError(f"{file}:{n}: a second run of {key} (the first at line {seen[key]}); "

@@ -14,14 +14,24 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-KEYS = ("cpu", "cpu_capability", "torch", "threads", "compiled", "gpu")
+KEYS = ("cpu", "cpu_capability", "torch", "threads", "compiled", "deterministic", "gpu")
+# what a record made before a key existed means by its absence: tsr never turned torch's
+# deterministic algorithms on before it recorded the flag
+ABSENT = {"deterministic": False}
+
+
+def machine_key(machine: dict) -> tuple:
+    """The recorded facts of :data:`KEYS` in order: equal keys, one kind of machine."""
+    return tuple(machine.get(k, ABSENT.get(k)) for k in KEYS)
 
 
 def machine_label(machine: dict) -> str:
-    """``CPU (ISA, torch V, N thread(s)[, eager][, GPU])``."""
+    """``CPU (ISA, torch V, N thread(s)[, eager][, deterministic][, GPU])``."""
     parts = [str(machine.get("cpu_capability", "?")), f"torch {machine.get('torch', '?')}",
-             f"{machine.get('threads', '?')} thread(s)"] + (["eager"] if machine.get("compiled") is False else []) \
-        + ([str(machine["gpu"])] if machine.get("gpu") else [])
+             f"{machine.get('threads', '?')} thread(s)"]
+    parts += ["eager"] if machine.get("compiled") is False else []
+    parts += ["deterministic"] if machine.get("deterministic") else []
+    parts += [str(machine["gpu"])] if machine.get("gpu") else []
     return f"{machine.get('cpu', '?')} ({', '.join(parts)})"
 
 
@@ -33,7 +43,7 @@ def run_machine(path: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     machine = meta.get("machine") if isinstance(meta, dict) else None
-    return {k: machine.get(k) for k in KEYS} if isinstance(machine, dict) else None
+    return dict(zip(KEYS, machine_key(machine))) if isinstance(machine, dict) else None
 
 
 def machine_kinds(paths: Iterable[Path]) -> tuple[Counter, int]:

@@ -23,7 +23,7 @@ from ..model.generate import greedy_batch
 from ..model.learner import build_learner
 from .folders import refuse_own_file
 from .learner_dir import CONFIG, RUN, infer_kind, learner_config
-from .predict import decoded, scored_rows
+from .predict import decoded, model_input, scored_rows
 from .run import portable_fingerprint
 from .rundir import RunDir
 
@@ -75,7 +75,8 @@ def predict(folder: Path, inputs: Path, out: Path, batch_size: int | None = None
             trust_remote_code: bool = False) -> Answered:
     """Greedy answers of the learner's current adapter to the records of ``inputs`` (JSONL,
     :func:`tsr.data.jsonl.prompts_from_jsonl`), written to ``out`` as JSONL, one line per
-    record in input order: ``index``, ``prompt``, ``prediction``, ``stop``, and for a record
+    record in input order: ``index``, ``prompt`` (with ``input`` and ``input_cut`` where
+    the model read other text: :func:`tsr.engine.predict.model_input`), ``prediction``, ``stop``, and for a record
     with a reference answer ``answer``, ``correct``, ``loss`` and each generation metric, as
     in a run's predictions files.
 
@@ -118,9 +119,12 @@ def predict(folder: Path, inputs: Path, out: Path, batch_size: int | None = None
     bare = [i for i, e in enumerate(examples) if not e.answer]
     if bare:
         keep = learner.encoder.max_length - 1
-        prompts = [list(learner.encoder.encode(examples[i]).prompt_ids)[-keep:] for i in bare]
-        for i, ids in zip(bare, greedy_batch(learner, prompts, max_new_tokens or MAX_NEW_TOKENS, batch)):
-            rows[i] = {"index": i, "prompt": examples[i].prompt, **decoded(learner, ids)}
+        encoded = [learner.encoder.encode(examples[i]) for i in bare]
+        prompts = [list(e.prompt_ids)[-keep:] for e in encoded]
+        for i, enc, read, ids in zip(bare, encoded, prompts,
+                                     greedy_batch(learner, prompts, max_new_tokens or MAX_NEW_TOKENS, batch)):
+            rows[i] = {"index": i, "prompt": examples[i].prompt, **model_input(learner, examples[i], enc, read),
+                       **decoded(learner, ids)}
     write_jsonl(out, rows)
     return result
 

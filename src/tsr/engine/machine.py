@@ -1,5 +1,6 @@
 """What a run ran on: the processor, the instruction set torch's kernels use, torch's version
-and thread count, whether the blocks ran compiled, and the accelerator.
+and thread count, whether the blocks ran compiled, whether torch's deterministic algorithms were
+on, and the accelerator.
 
 Float rounding differs between instruction sets (AVX2 against AVX-512 kernels), thread counts
 and compiled against eager kernels, and over thousands of steps the difference grows into a
@@ -33,7 +34,8 @@ def describe(device: torch.device | str, compiled: bool) -> dict[str, object]:
     or not (``model.compile`` auto decides by the machine)."""
     device = torch.device(device)
     facts: dict[str, object] = {"cpu": cpu_model(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
-                                "torch": torch.__version__, "threads": torch.get_num_threads(), "compiled": compiled}
+                                "torch": torch.__version__, "threads": torch.get_num_threads(), "compiled": compiled,
+                                "deterministic": torch.are_deterministic_algorithms_enabled()}
     if device.type == "cuda":
         facts["gpu"] = torch.cuda.get_device_name(device)
     return facts

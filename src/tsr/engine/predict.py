@@ -40,6 +40,18 @@ def prompt_ids(enc: Encoded, max_length: int, eos_id: int) -> list[int]:
     return prompt or list(enc.prompt_ids[-1:]) or [eos_id]
 
 
+def model_input(learner: Learner, example: Example, enc: Encoded, read: Sequence[int]) -> dict[str, Any]:
+    """What the model read for a prediction where it is not the record's ``prompt`` as written:
+    ``input``, the prompt text after rendering (a chat example's turns through the tokenizer's
+    chat template, or ``model.chat_template``'s wrapping), whose tokens (``add_special_tokens=
+    False``) the model read; ``input_cut``, where the prompt was cut from the left to fit
+    ``max_length``, the number of its first tokens the model did not read. Empty for a prompt
+    read whole as written. ``read`` is the token ids the model read (:func:`prompt_ids`)."""
+    text = learner.encoder.text(example)
+    cut = max(0, len(enc.prompt_ids) - len(read)) if enc.prompt_ids else 0
+    return ({"input": text} if text != example.prompt else {}) | ({"input_cut": cut} if cut else {})
+
+
 def decoded(learner: Learner, ids: Sequence[int]) -> dict[str, str]:
     """Greedy tokens as a record's ``prediction`` (text, without EOS) and ``stop`` (``eos`` or
     ``length``)."""
@@ -50,17 +62,19 @@ def decoded(learner: Learner, ids: Sequence[int]) -> dict[str, str]:
 
 def scored_rows(learner: Learner, examples: Sequence[Example], encoded: Sequence[Encoded], metrics: Sequence[str],
                 batch_size: int, budgets: Sequence[int]) -> tuple[list[dict[str, Any]], list[float], list[int]]:
-    """One record per example: ``index``, ``prompt``, ``answer``, ``prediction`` (the greedy
-    answer, at most its budget of tokens), ``stop``, ``correct`` (teacher-forced exact match),
+    """One record per example: ``index``, ``prompt`` (and, where the model read other text,
+    ``input`` and ``input_cut``: :func:`model_input`), ``answer``, ``prediction`` (the greedy answer, at most its budget of
+    tokens), ``stop``, ``correct`` (teacher-forced exact match),
     ``loss`` (mean answer-token NLL) and the value of each of ``metrics``; and each example's
     answer-token NLL sum and token count."""
     correct, nll_sum, count = example_correct(learner, encoded, batch_size)
     eos = learner.encoder.eos_id
-    tokens = greedy_batch(learner, [prompt_ids(e, learner.encoder.max_length, eos) for e in encoded], budgets,
-                          batch_size)
+    read = [prompt_ids(e, learner.encoder.max_length, eos) for e in encoded]
+    tokens = greedy_batch(learner, read, budgets, batch_size)
     rows = []
     for i, (example, ids) in enumerate(zip(examples, tokens)):
-        row: dict[str, Any] = {"index": i, "prompt": example.prompt, "answer": example.answer,
+        row: dict[str, Any] = {"index": i, "prompt": example.prompt,
+                               **model_input(learner, example, encoded[i], read[i]), "answer": example.answer,
                                **decoded(learner, ids), "correct": correct[i], "loss": nll_sum[i] / max(count[i], 1)}
         for metric in metrics:
             row[metric] = score(metric, example.prompt, example.answer, row["prediction"])

@@ -9,6 +9,7 @@ accuracies after the last task. A mode that made the thread count irrelevant wou
 
     python bench/thread_rounding.py                  # 2 tasks x 150 steps
     python bench/thread_rounding.py --steps 300 --tasks 3
+    python bench/thread_rounding.py model.compile=true   # the compiled blocks instead
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ def main(argv: list[str] | None = None) -> int:
     names = [t.name for t in SYNTH_TRACE.tasks][: args.tasks]
     common = [f"train.steps={args.steps}", f"stream.order=[{', '.join(names)}]", "model.compile=false",
               "method.name=tsr", *args.extra]
-    print(f"TSR on {args.tasks} synth-trace tasks x {args.steps} steps (bundled base, eager), 1 against 2 threads")
+    blocks = "compiled" if "model.compile=true" in args.extra else "eager"
+    print(f"TSR on {args.tasks} synth-trace tasks x {args.steps} steps (bundled base, {blocks}), 1 against 2 threads")
     for deterministic in (False, True):
         a, b = spawn(deterministic, 1, common), spawn(deterministic, 2, common)
         assert a["deterministic"] is b["deterministic"] is deterministic

@@ -144,12 +144,14 @@ def probe(config: Config = None, overrides: Sequence[str] = (), *, arms: Sequenc
 
 
 def export(run_dir: str | Path, out: str | Path, *, task: int | str | None = None, merge: bool = False,
-           trust_remote_code: bool = False) -> Exported:
+           trust_remote_code: bool = False, push_to_hub: str | None = None, private: bool = False) -> Exported:
     """A run's final adapter, or the snapshot of ``task`` (its name, or its position from 1), as a
-    PEFT LoRA adapter folder ``out``; with ``merge``, the base model with it merged in
-    (``tsr export``). A run whose config asks for ``model.trust_remote_code`` is refused unless
-    ``trust_remote_code`` is given: a run folder someone sent never runs code by itself."""
-    return export_run(Path(run_dir), Path(out), None if task is None else str(task), merge, trust_remote_code)
+    PEFT LoRA adapter folder ``out`` with a model card; with ``merge``, the base model with it
+    merged in (``tsr export``); ``push_to_hub``: then uploaded to that hub repository. A run
+    whose config asks for ``model.trust_remote_code`` is refused unless ``trust_remote_code``
+    is given: a run folder someone sent never runs code by itself."""
+    return export_run(Path(run_dir), Path(out), None if task is None else str(task), merge, trust_remote_code,
+                      push_to_hub, private)
 
 
 def metrics(run: str | Path | Results | Outcome) -> dict[str, float | None]:

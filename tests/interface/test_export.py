@@ -127,7 +127,7 @@ def test_final_and_task_adapters_load_in_peft_with_the_learners_exact_logits(run
     export(capsys, run, tmp_path / "one", "--task", "1")
     export(capsys, run, tmp_path / "named", "--task", "parity")
     files = sorted(p.name for p in (tmp_path / "final").iterdir())
-    assert files == ["adapter_config.json", "adapter_model.safetensors"]
+    assert files == ["README.md", "adapter_config.json", "adapter_model.safetensors"]  # README: the model card
     assert (tmp_path / "one" / "adapter_model.safetensors").read_bytes() == \
         (tmp_path / "named" / "adapter_model.safetensors").read_bytes()
 
@@ -359,3 +359,76 @@ def test_a_run_that_asks_for_remote_code_exports_with_the_callers_flag(runs, tmp
     assert main(["export", str(folder), "--out", str(tmp_path / "trusted"), "--trust-remote-code"]) == 0
     a = (tmp_path / "trusted" / "adapter_model.safetensors").read_bytes()
     assert a == (plain.out / "adapter_model.safetensors").read_bytes()
+
+
+def test_an_export_holds_a_model_card_the_hub_reads(runs, tmp_path, capsys):
+    """README.md in the hub's (and PEFT's) card format: the YAML header huggingface_hub parses,
+    the base, the method, the tasks in order and the run's results matrix and metrics."""
+    from huggingface_hub import ModelCard
+
+    run = runs.seqft()
+    results = json.loads((run / "results.json").read_text())
+    export(capsys, run, tmp_path / "adapter")
+    export(capsys, run, tmp_path / "merged", "--merge")
+    card = ModelCard.load(tmp_path / "adapter" / "README.md")
+    assert card.data.base_model == str(bundled_path().resolve()) and card.data.library_name == "peft"
+    assert {"tsr", "continual-learning", "seqft", "lora"} <= set(card.data.tags)
+    assert card.data.pipeline_tag == "text-generation"
+    assert "the final adapter (after task 2 'vowel')" in card.text
+    assert "**Tasks, in order:** parity (classification), vowel (classification)" in card.text
+    rows = [line for line in card.text.splitlines() if line.startswith("| 1 parity") or line.startswith("| 2 vowel")]
+    assert rows == [f"| {i + 1} {t} | " + " | ".join("-" if v is None else f"{v:.3f}" for v in row) + " |"
+                    for i, (t, row) in enumerate(zip(results["tasks"], results["acc"]))]
+    assert f"| {results['metrics']['overall']:.3f} |" in card.text.replace(" | ", " |\n| ")
+    assert "PeftModel.from_pretrained(base" in card.text
+    merged = ModelCard.load(tmp_path / "merged" / "README.md")
+    assert merged.data.library_name == "transformers" and "lora" not in merged.data.tags
+    assert "AutoModelForCausalLM.from_pretrained(\"THIS_FOLDER_OR_REPO\")" in merged.text
+
+
+class StubApi:
+    """huggingface_hub.HfApi as far as an export uses it, on a local folder: no network."""
+
+    calls: list = []
+    fail: Exception | None = None
+
+    def create_repo(self, repo_id, **kw):
+        StubApi.calls.append(("create_repo", repo_id, kw))
+        if StubApi.fail is not None:
+            raise StubApi.fail
+
+    def upload_folder(self, *, folder_path, repo_id, **kw):
+        StubApi.calls.append(("upload_folder", repo_id, sorted(p.name for p in Path(folder_path).iterdir())))
+        return SimpleNamespace(commit_url=f"https://hub.example/{repo_id}/commit/1")
+
+
+def test_push_to_hub_uploads_the_written_folder(runs, tmp_path, capsys, monkeypatch):
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", StubApi)
+    monkeypatch.setattr(StubApi, "calls", [])
+    printed = export(capsys, runs.seqft(), tmp_path / "adapter", "--push-to-hub", "me/my-adapter", "--private")
+    assert StubApi.calls == [("create_repo", "me/my-adapter", {"repo_type": "model", "private": True, "exist_ok": True}),
+                             ("upload_folder", "me/my-adapter",
+                              ["README.md", "adapter_config.json", "adapter_model.safetensors"])]
+    assert "pushed to the hub: https://hub.example/me/my-adapter/commit/1" in printed
+
+
+def test_a_failed_push_keeps_the_export_and_is_one_line(runs, tmp_path, capsys, monkeypatch):
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", StubApi)
+    monkeypatch.setattr(StubApi, "fail", ConnectionError("Failed to resolve 'huggingface.co'\nmore detail"))
+    capsys.readouterr()
+    assert main(["export", str(runs.seqft()), "--out", str(tmp_path / "adapter"), "--push-to-hub", "me/x"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"tsr: error: --push-to-hub me/x: the upload failed (Failed to resolve 'huggingface.co'); the "
+                   f"export is written at {tmp_path / 'adapter'}: upload it with `hf upload me/x {tmp_path / 'adapter'}`")
+    assert (tmp_path / "adapter" / "adapter_model.safetensors").is_file()  # completed work is kept
+
+
+@pytest.mark.parametrize("repo,fragment", [("bad repo", "--push-to-hub 'bad repo': not a repository id"),
+                                           ("nobody", "--push-to-hub 'nobody': give the repository as OWNER/NAME")])
+def test_a_bad_repository_id_is_refused_before_any_work(runs, tmp_path, capsys, repo, fragment):
+    refuse(capsys, tmp_path, ["export", str(runs.seqft()), "--out", str(tmp_path / "a"), "--push-to-hub", repo],
+           fragment)

@@ -20,15 +20,18 @@ from pathlib import Path
 
 from safetensors import SafetensorError
 
-from ..atomic import settle, temp_dir
+from ..atomic import settle, temp_dir, write_text
 from ..cl.memory import load_snapshot, record_dir
-from ..config import from_plain
+from ..config import RunConfig, from_plain
 from ..data.records import read_yaml
 from ..errors import RunError, TsrError, reason
 from ..model import export as peft_export
 from ..model.backbone import pretrained_args, resolve_source
-from ..model.settings import LoraConfig, ModelConfig
+from ..model.settings import ModelConfig
 from .folders import refuse_own_file
+from .hub import check_repo, push_folder
+from .model_card import model_card
+from .results import Results, load_results
 from .run import portable_fingerprint
 from .rundir import RunDir
 
@@ -45,13 +48,16 @@ class Exported:
     pairs: int             # LoRA pairs summed into the one written (O-LoRA: one per task)
     modules: int
     base: str              # base_model_name_or_path: a local folder (absolute) or a hub id
+    pushed: str | None = None  # the hub commit's URL, with push_to_hub
 
     def summary(self) -> str:
         if self.merged:
-            return f"{self.out}: {self.what} merged into {self.base} (a full model)"
-        stacked = f", {self.pairs} task pairs stacked" if self.pairs > 1 else ""
-        return (f"{self.out}: {self.what} as a PEFT LoRA adapter (r {self.r}, alpha {self.alpha:g}{stacked}, "
-                f"{self.modules} modules) for {self.base}")
+            text = f"{self.out}: {self.what} merged into {self.base} (a full model)"
+        else:
+            stacked = f", {self.pairs} task pairs stacked" if self.pairs > 1 else ""
+            text = (f"{self.out}: {self.what} as a PEFT LoRA adapter (r {self.r}, alpha {self.alpha:g}{stacked}, "
+                    f"{self.modules} modules) for {self.base}")
+        return text + (f"; pushed to the hub: {self.pushed}" if self.pushed else "")
 
 
 def task_index(spec: str, tasks: list[str], where: Path) -> int:
@@ -77,8 +83,8 @@ def completed_tasks(run: RunDir) -> int:
     return 0
 
 
-def run_settings(run: RunDir, trust_remote_code: bool = False) -> tuple[ModelConfig, LoraConfig]:
-    """The run's ``model`` and ``lora`` config sections, from its ``config.yaml``, which must be
+def run_settings(run: RunDir, trust_remote_code: bool = False) -> RunConfig:
+    """The run's config, from its ``config.yaml``, which must be
     the config its fingerprint (``run.json``) names. A config that runs the model's own code
     (``model.trust_remote_code``) needs the caller's ``trust_remote_code``."""
     path = run.path / "config.yaml"
@@ -97,7 +103,7 @@ def run_settings(run: RunDir, trust_remote_code: bool = False) -> tuple[ModelCon
     if cfg.model.trust_remote_code and not trust_remote_code:
         raise RunError(f"{path}: the run's model runs its own code (model.trust_remote_code: true); pass "
                        f"--trust-remote-code if you trust the code of {cfg.model.path}")
-    return cfg.model, cfg.lora
+    return cfg
 
 
 def check_out(out: Path) -> None:
@@ -109,13 +115,18 @@ def check_out(out: Path) -> None:
 
 
 def export_run(run_dir: Path, out: Path, task: str | None = None, merge: bool = False,
-               trust_remote_code: bool = False) -> Exported:
+               trust_remote_code: bool = False, push_to_hub: str | None = None, private: bool = False) -> Exported:
     """Write the run's final adapter, or the snapshot of ``task`` (a name or a position from
     1), to ``out`` as a PEFT LoRA adapter folder, or with ``merge`` as a full model folder
     (the base with the adapter merged in, and its tokenizer). ``out`` must not exist or be empty.
     The run's config must match its fingerprint and the adapter the checksum its checkpoint or
-    task record lists; ``trust_remote_code``: the run's model may run its own code."""
+    task record lists; ``trust_remote_code``: the run's model may run its own code. The folder
+    holds a model card (``README.md``, :mod:`tsr.engine.model_card`); ``push_to_hub``, a
+    repository id, uploads it there once written (:mod:`tsr.engine.hub`; ``private`` creates
+    a missing repository as private)."""
     run_dir, out = Path(run_dir), Path(out)
+    if push_to_hub is not None:
+        check_repo(push_to_hub)
     check_out(out)
     run = RunDir(run_dir)
     if not run.exists():
@@ -125,7 +136,8 @@ def export_run(run_dir: Path, out: Path, task: str | None = None, merge: bool = 
     tasks, method = meta.get("tasks"), meta.get("method", "?")
     if not isinstance(tasks, list) or not tasks or not all(isinstance(t, str) for t in tasks):
         raise RunError(f"{run_dir / 'run.json'}: corrupt run metadata (no list of task names)")
-    model_cfg, lora_cfg = run_settings(run, trust_remote_code)
+    cfg = run_settings(run, trust_remote_code)
+    model_cfg, lora_cfg = cfg.model, cfg.lora
     source, what, label = which_adapter(run, tasks, f"{run_dir} ({method}", task)
     if source.name == "adapter.safetensors":
         source, state = run.final_adapter()
@@ -147,14 +159,27 @@ def export_run(run_dir: Path, out: Path, task: str | None = None, merge: bool = 
     if merge:
         model = peft_export.merge(model, lora, config, label)
 
+    card = model_card(base=base, merged=merge, what=what, method=method, seed=cfg.seed, source=str(cfg.stream.source),
+                      results=run_results(run), r=lora.r, alpha=lora.alpha, modules=len(lora.modules))
+
     def write(folder: Path) -> None:
         if merge:
             peft_export.write_merged(folder, model, tokenizer)
         else:
             peft_export.write_adapter(folder, lora, config)
+        write_text(folder / "README.md", card)
 
     write_folder(out, write)
-    return Exported(out, what, merge, lora.r, lora.alpha, lora.pairs, len(lora.modules), base)
+    pushed = push_folder(out, push_to_hub, private) if push_to_hub is not None else None
+    return Exported(out, what, merge, lora.r, lora.alpha, lora.pairs, len(lora.modules), base, pushed)
+
+
+def run_results(run: RunDir) -> Results | None:
+    """The run's results for the model card; None where it has none that can be read."""
+    try:
+        return load_results(run.results_path) if run.results_path.is_file() else None
+    except TsrError:
+        return None
 
 
 def which_adapter(run: RunDir, tasks: list[str], label: str, task: str | None) -> tuple[Path, str, str]:

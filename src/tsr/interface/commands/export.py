@@ -14,13 +14,15 @@ EXAMPLES = """examples:
   tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out adapter/           # the final adapter, for PEFT
   tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out a2/ --task 2       # the snapshot of task 2 (or --task NAME)
   tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out merged/ --merge    # a full model, adapter merged
+  tsr export runs/synth-trace-tsr-s0-1a2b3c4d5e --out adapter/ --push-to-hub me/my-adapter  # and upload it
 See docs/deploy.md for loading them."""
 
 
 def cmd_export(args: argparse.Namespace, console: Console) -> int:
     from ...engine.export import export_run
 
-    exported = export_run(Path(args.run), Path(args.out), args.task, args.merge, args.trust_remote_code)
+    exported = export_run(Path(args.run), Path(args.out), args.task, args.merge, args.trust_remote_code,
+                          args.push_to_hub, args.private)
     console.print(exported.summary(), highlight=False, soft_wrap=True)
     return 0
 
@@ -34,4 +36,7 @@ def add_parser(sub) -> None:
                    "of the final adapter")
     p.add_argument("--merge", action="store_true", help="write the base model with the adapter merged in "
                    "(config, safetensors, tokenizer) instead of the adapter")
+    p.add_argument("--push-to-hub", metavar="OWNER/NAME", help="upload the written folder to this hub model "
+                   "repository (created where missing; the token is huggingface_hub's: HF_TOKEN or `hf auth login`)")
+    p.add_argument("--private", action="store_true", help="with --push-to-hub: create a missing repository private")
     add_trust_flag(p, "the run")

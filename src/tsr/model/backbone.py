@@ -120,6 +120,30 @@ def pretrained_args(cfg: ModelConfig, local: bool) -> dict:
     return args
 
 
+def quantization_args(cfg: ModelConfig, device: torch.device, dtype: torch.dtype) -> dict:
+    """``from_pretrained`` arguments that load the base quantised (``model.quantization``):
+    bitsandbytes' config and the device map that puts the model on ``device``; nothing for
+    ``none``. Refused in one line off CUDA or without bitsandbytes."""
+    if cfg.quantization == "none":
+        return {}
+    key = f"config key 'model.quantization': {cfg.quantization}"
+    if device.type != "cuda":
+        raise ModelError(f"{key} needs a CUDA device (bitsandbytes' kernels), and this run is on {device.type}; "
+                         "set model.quantization=none")
+    try:
+        import bitsandbytes  # noqa: F401
+    except ImportError:
+        raise ModelError(f"{key} needs the bitsandbytes package (pip install bitsandbytes)") from None
+    from transformers import BitsAndBytesConfig
+
+    if cfg.quantization == "4bit":
+        config = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_use_double_quant=True,
+                                    bnb_4bit_compute_dtype=dtype)
+    else:
+        config = BitsAndBytesConfig(load_in_8bit=True)
+    return {"quantization_config": config, "device_map": {"": device.index or 0}}
+
+
 def load_backbone(cfg: ModelConfig) -> Backbone:
     """Model and tokenizer, frozen, on the chosen device and dtype."""
     from safetensors import SafetensorError
@@ -136,8 +160,9 @@ def load_backbone(cfg: ModelConfig) -> Backbone:
     hf_logging.disable_progress_bar()
     try:
         args = pretrained_args(cfg, local)
+        quantized = quantization_args(cfg, device, dtype)
         tokenizer = AutoTokenizer.from_pretrained(source, **args)
-        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **args)
+        model = AutoModelForCausalLM.from_pretrained(source, dtype=dtype, **args, **quantized)
     except (OSError, ValueError, SafetensorError) as err:
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         if local:
@@ -163,6 +188,7 @@ def load_backbone(cfg: ModelConfig) -> Backbone:
     for param in model.parameters():
         param.requires_grad_(False)
     model.config.use_cache = False
-    model.to(device)
+    if not quantized:  # a quantised model is placed by its device map and cannot be moved
+        model.to(device)
     model.eval()
     return Backbone(model, tokenizer, device, dtype, source)

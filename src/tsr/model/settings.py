@@ -69,6 +69,12 @@ class ModelConfig:
     """recompute each transformer block's activations in the backward pass instead of keeping
     them: less memory, more time per step, the same results (not part of the fingerprint).
     Runs the blocks eager (`model.compile` is not applied to them)"""
+    quantization: Literal["none", "4bit", "8bit"] = setting("none", neutral="none")
+    """load the frozen base quantised through bitsandbytes, with the LoRA adapter on top in
+    `adapter_dtype` (QLoRA): `4bit` (NF4 with double quantisation, computing in `dtype`, as the
+    QLoRA paper does) or `8bit` (LLM.int8()); on a CUDA device only (refused elsewhere), with the
+    `bitsandbytes` package. The exported adapter is an ordinary PEFT adapter for the
+    unquantised base. `none`: the base in `dtype`"""
     autocast: Literal["none", "bfloat16", "float16"] = setting("none", neutral="none")
     """run the frozen base's forwards under `torch.autocast` in this dtype (`float16`: on CUDA only);
     the adapter's factors and their optimiser stay in `adapter_dtype`. `none`: the model's dtype"""
@@ -80,6 +86,8 @@ class ModelConfig:
         require(self.threads >= 0, f"{path}.threads", "must be >= 0 (0 keeps torch's default)")
         require(self.device == "auto" or self.device.split(":")[0] in ("cpu", "cuda", "mps"),
                 f"{path}.device", f"{self.device!r} is not auto, cpu, cuda, cuda:N or mps")
+        require(self.quantization == "none" or self.device.split(":")[0] in ("auto", "cuda"), f"{path}.quantization",
+                f"{self.quantization} needs a CUDA device (bitsandbytes), not model.device={self.device}")
 
 
 @dataclass

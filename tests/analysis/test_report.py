@@ -122,8 +122,11 @@ def test_the_page_has_every_section_with_the_runs_numbers(grid):
     assert unfinished[1][:4] == ["half", "tsr", "1", "2 of 3"]
     assert _section(page, "table").count("<img") == 1  # the table as a figure (two methods)
     assert "<h4>" not in _section(page, "table")  # no run computed generation metrics: no table of them
-    # a results matrix per run, routing for the tsr runs only, one loss figure for the setting
-    assert _section(page, "matrices").count("<img") == 5
+    # a results matrix per run (folded) and the mean of each method's two finished seeds; routing
+    # for the tsr runs only, one loss figure for the setting
+    matrices = _section(page, "matrices")
+    assert matrices.count("<img") == 5 + 2 and matrices.count("mean over seeds 0, 1, cell by cell") == 2
+    assert "<summary>Each run's matrix (5)</summary>" in matrices
     assert _section(page, "routing").count("<img") == 3
     assert _section(page, "curves").count("<img") == 1
     assert "Colour: accuracy 0–1" in _section(page, "matrices")
@@ -134,6 +137,38 @@ def test_the_page_has_every_section_with_the_runs_numbers(grid):
     assert hits[1][:2] == ["gradb", "1/1"] and cosine[1][2] == "+0.60★"
     assert probe.count("<img") == 1 and "largest |benefit| in its column" in probe
     assert "probe-toy" in page and "4 finished run(s), 1 unfinished" in page
+
+
+def test_the_mean_matrix_is_the_cell_wise_mean_and_missing_where_any_run_misses():
+    from tsr.analysis.report import mean_rows
+
+    a = [[0.5, None], [0.2, 0.4]]
+    b = [[0.7, 0.1], [0.4, float("nan")]]
+    assert mean_rows([a, b]) == [[pytest.approx(0.6), None], [pytest.approx(0.3), None]]
+    assert mean_rows([a]) == [[0.5, None], [0.2, 0.4]]
+
+
+def test_one_setting_is_named_once_not_over_every_column(grid, monkeypatch):
+    import tsr.analysis.table_figure as table_figure
+
+    titles = []
+    original = table_figure.comparison_figure
+
+    def record(*args, **kwargs):
+        fig = original(*args, **kwargs)
+        titles.extend(ax.get_title(loc) for ax in fig.axes for loc in ("left", "center") if ax.get_title(loc))
+        titles.append(fig._suptitle.get_text())
+        return fig
+
+    monkeypatch.setattr("tsr.analysis.report_table.comparison_figure", record)
+    page, found = build_report(grid)
+    (setting,) = {r.setting for r in found.runs}
+    assert titles[:2] == ["Overall (final mean accuracy) ↑", "BWT ↑"] and setting in titles[-1]
+    assert f"in 1 setting(s) ({setting})" in page  # the header names it
+    (runs,) = _tables(page, "runs")
+    assert runs[0] == ["folder", "method", "seed", "tasks", "metrics"]  # no column repeating it
+    assert "<h3>" not in _section(page, "matrices")
+    assert _section(page, "runs").split("</table></div>")[-1].strip() == "</body>\n</html>"  # no stray line after it
 
 
 def test_learning_curves_name_an_unfinished_run_apart_from_its_finished_twin(grid, monkeypatch):

@@ -110,6 +110,12 @@ def _annotate(ax, values: np.ndarray, texts: list[list[str | None]], cmap, scale
             ax.text(j, i, text, ha="center", va="center", fontsize=fontsize, color="white" if dark else "black")
 
 
+def crowded(labels: list[str]) -> bool:
+    """Column labels that would overlap side by side (more than 8 columns, or a label longer
+    than a column's width of about 7 characters at the figures' font size): set them slanted."""
+    return len(labels) > 8 or max((len(x) for x in labels), default=0) > 7
+
+
 def results_figure(tasks: list[str], kinds: list[str], rows: list[tuple[str, list, list]],
                    loss_range: dict[str, tuple[float, float]], title: str):
     """A run's results matrix: one row per ``(label, acc row, loss row)`` (after each task, and
@@ -138,8 +144,9 @@ def results_figure(tasks: list[str], kinds: list[str], rows: list[tuple[str, lis
     ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0, vmax=1, aspect="auto")
     if k <= 16:
         _annotate(ax, values, texts, cmap, fontsize=7 if k <= 10 else 5.5)
+    slant = crowded(tasks)
     ax.set_xticks(range(k), [t + ("\n(L)" if kind == "generation" else "") for t, kind in zip(tasks, kinds)],
-                  fontsize=7, rotation=45 if k > 8 else 0, ha="right" if k > 8 else "center")
+                  fontsize=7, rotation=45 if slant else 0, ha="right" if slant else "center")
     ax.set_yticks(range(len(rows)), [label for label, _, _ in rows], fontsize=7)
     ax.set_xlabel("evaluated on", fontsize=8)
     ax.set_ylabel("after training on", fontsize=8)
@@ -174,8 +181,8 @@ def routing_figure(tasks: list[str], task_info: list[dict], title: str):
         top = task_info[i].get("top")
         if top in sources:
             ax.add_patch(Rectangle((sources.index(top) - 0.5, r - 0.5), 1, 1, fill=False, lw=1.8, ec="black"))
-    ax.set_xticks(range(len(sources)), sources, fontsize=7, rotation=45 if len(sources) > 8 else 0,
-                  ha="right" if len(sources) > 8 else "center")
+    ax.set_xticks(range(len(sources)), sources, fontsize=7, rotation=45 if crowded(sources) else 0,
+                  ha="right" if crowded(sources) else "center")
     ax.set_yticks(range(len(routed)), [tasks[i] for i in routed], fontsize=7)
     ax.set_xlabel("past task (replay source)", fontsize=8)
     ax.set_ylabel("task being trained", fontsize=8)

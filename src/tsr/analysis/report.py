@@ -137,24 +137,67 @@ def _loss_range(runs: list[Run]) -> dict[str, tuple[float, float]]:
     return {name: (min(v), max(v)) for name, v in seen.items() if v}
 
 
+def mean_rows(matrices: list[list[list]]) -> list[list]:
+    """The cell-wise mean of results matrices of one shape; a cell missing (None or not finite)
+    in any of them is missing in the mean."""
+    def mean(cells: tuple) -> float | None:
+        if any(c is None or not math.isfinite(c) for c in cells):
+            return None
+        return sum(cells) / len(cells)
+    return [[mean(cells) for cells in zip(*rows)] for rows in zip(*matrices)]
+
+
+def _matrix_rows(res: Results) -> list[tuple[str, list, list]]:
+    rows = [("zero-shot", res.zero_shot["acc"], res.zero_shot["loss"])] if res.zero_shot else []
+    return rows + [(res.tasks[i], res.acc[i], res.loss[i]) for i in range(res.completed)]
+
+
+def _mean_figure(runs: list[Run], spans) -> str:
+    """The mean matrix over a method's finished runs of one setting (its seeds)."""
+    first = runs[0].results
+    acc, loss = mean_rows([r.results.acc for r in runs]), mean_rows([r.results.loss for r in runs])
+    rows = [(first.tasks[i], acc[i], loss[i]) for i in range(len(acc))]
+    if all(r.results.zero_shot for r in runs):
+        zero = [([r.results.zero_shot["acc"]], [r.results.zero_shot["loss"]]) for r in runs]
+        rows.insert(0, ("zero-shot", mean_rows([a for a, _ in zero])[0], mean_rows([x for _, x in zero])[0]))
+    seeds = ", ".join(str(r.results.seed) for r in runs)
+    title = f"{runs[0].method} · mean of {len(runs)} seeds"
+    fig = results_figure(first.tasks, first.kinds, rows, spans, title)
+    return figure(png_bytes(fig), f"mean results matrix of {runs[0].method}",
+                  f"<strong>{esc(runs[0].method)}</strong>: the mean over seeds {esc(seeds)}, cell by cell. "
+                  "Colour: accuracy 0–1; loss (L) per task, lowest dark.")
+
+
 def _matrices(found: Found) -> str:
     spans = _loss_range(found.runs)
     parts = ['<h2 id="matrices">Results matrices</h2>',
              '<p class="note">Row: after training on that task; column: the task evaluated. Classification '
              "columns show accuracy, coloured on a fixed 0–1 scale (darker is higher); generation columns "
              "(L) show answer loss, coloured from the highest (light) to the lowest (dark) loss of that task "
-             "over every run on this page. A dash: not evaluated then (eval.schedule).</p>"]
+             "over every run on this page. A dash: not evaluated then (eval.schedule). A method with more "
+             "than one finished run of a setting is shown by its mean over the seeds; each run's own "
+             "matrix is under it, folded.</p>"]
     for setting in dict.fromkeys(r.setting for r in found.runs):
-        figures = []
-        for r in (r for r in found.runs if r.setting == setting):
-            res = r.results
-            rows = ([("zero-shot", res.zero_shot["acc"], res.zero_shot["loss"])] if res.zero_shot else [])
-            rows += [(res.tasks[i], res.acc[i], res.loss[i]) for i in range(res.completed)]
-            fig = results_figure(res.tasks, res.kinds, rows, spans, r.title)
-            figures.append(figure(png_bytes(fig), f"results matrix of {r.path.name}",
-                                  f"<code>{esc(r.path.name)}</code><br>{esc(metrics_line(res))}. Colour: accuracy "
-                                  "0–1; loss (L) per task, lowest dark."))
-        parts.append(f"<h3>{esc(setting)}</h3><div class=\"grid\">{''.join(figures)}</div>")
+        means, singles = [], []
+        of_setting = [r for r in found.runs if r.setting == setting]
+        for method in dict.fromkeys(r.method for r in of_setting):
+            mine = [r for r in of_setting if r.method == method]
+            done = [r for r in mine if r.results.finished]
+            if len(done) > 1 and len({tuple(r.results.tasks) for r in done}) == 1:
+                means.append(_mean_figure(done, spans))
+            singles += mine
+        figures = [figure(png_bytes(results_figure(r.results.tasks, r.results.kinds, _matrix_rows(r.results), spans,
+                                                   r.title)),
+                          f"results matrix of {r.path.name}",
+                          f"<code>{esc(r.path.name)}</code><br>{esc(metrics_line(r.results))}. Colour: accuracy "
+                          "0–1; loss (L) per task, lowest dark.") for r in singles]
+        heading = f"<h3>{esc(setting)}</h3>" if len({r.setting for r in found.runs}) > 1 else ""
+        if means:
+            parts.append(f"{heading}<div class=\"grid\">{''.join(means)}</div>"
+                         f"<details><summary>Each run's matrix ({len(figures)})</summary>"
+                         f"<div class=\"grid\">{''.join(figures)}</div></details>")
+        else:
+            parts.append(f"{heading}<div class=\"grid\">{''.join(figures)}</div>")
     return "\n".join(parts)
 
 
@@ -210,12 +253,15 @@ def _curves(found: Found) -> str:
 
 
 def _runs(found: Found) -> str:
-    rows = [[text(_rel(r.path, found.root)),
-             text(r.method), Cell(str(r.results.seed), num=True), text(r.setting),
-             Cell(f"{r.results.completed} of {len(r.results.tasks)}", num=True), text(metrics_line(r.results))]
+    """Every run; the setting column only where the page has more than one (the header names a
+    page's one setting)."""
+    several = len({r.setting for r in found.runs}) > 1
+    rows = [[text(_rel(r.path, found.root)), text(r.method), Cell(str(r.results.seed), num=True)]
+            + ([text(r.setting)] if several else [])
+            + [Cell(f"{r.results.completed} of {len(r.results.tasks)}", num=True), text(metrics_line(r.results))]
             for r in found.runs]
-    return '<h2 id="runs">Runs</h2>\n' + table(["folder", "method", "seed", "setting", "tasks", "metrics"], rows,
-                                                 f"Under {esc(found.root)}.", numeric={2, 4})
+    headers = ["folder", "method", "seed"] + (["setting"] if several else []) + ["tasks", "metrics"]
+    return '<h2 id="runs">Runs</h2>\n' + table(headers, rows, "", numeric={2, 4 if several else 3})
 
 
 def build_report(root: Path, against: str | None = None) -> tuple[str, Found]:
@@ -249,10 +295,11 @@ def _page(found: Found, against: str | None = None) -> str:
     if found.runs:
         sections.append(("runs", "Runs", _runs(found)))
     finished = len(found.runs) - sum(not r.results.finished for r in found.runs)
-    settings = len({r.setting for r in found.runs})
+    settings = list(dict.fromkeys(r.setting for r in found.runs))
     machines = machines_note(r.path for r in found.runs)
+    where = f" ({esc(settings[0])})" if len(settings) == 1 else ""
     header = (f"<p>Folder <code>{esc(found.root.resolve())}</code></p>\n"
-              f"<p>{finished} finished run(s), {found.unfinished} unfinished, in {settings} setting(s); "
+              f"<p>{finished} finished run(s), {found.unfinished} unfinished, in {len(settings)} setting(s){where}; "
               f"{len(found.probes)} probe report(s), {len(found.audits)} audit report(s).</p>\n"
               + (f'<p class="problem">Machines: {esc(machines)}.</p>\n' if machines else "") +
               f"<p>Generated {esc(datetime.now().astimezone().strftime('%Y-%m-%d %H:%M %Z'))} "

@@ -64,18 +64,22 @@ def comparison_figure(summaries: list[RunSummary], metrics: tuple[str, ...] = ("
         row = flat[i * per_setting * cols: (i + 1) * per_setting * cols]
         for ax in row[len(metrics):]:
             ax.axis("off")
-        for ax, metric in zip(row, metrics):
+        for j, (ax, metric) in enumerate(zip(row, metrics)):
             dot_panel(ax, present, cells[setting].get, metric, colors)
             for x in range(1, len(present)):  # a rule between the paper's row groups
                 if family(present[x]) != family(present[x - 1]):
                     ax.axvline(x - 0.5, color="#999999", lw=0.6, ls=":")
             if metric.startswith("bwt"):
                 ax.axhline(0, color="#444444", lw=0.7)
-            ax.set_title(f"{setting}\n{TITLES.get(metric, metric)}", fontsize=9)
+            # the setting once: in the figure's title when it is the only one, else over its row's first panel
+            named = len(settings) > 1 and j == 0
+            ax.set_title(f"{setting}\n{TITLES.get(metric, metric)}" if named else TITLES.get(metric, metric),
+                         fontsize=9, loc="left" if named else "center")
     groups = sorted({family(m) for m in methods})
     fig.legend(handles=[Patch(color=GROUP_COLORS[g], label=GROUP_NAMES[g]) for g in groups],
                loc="upper right", fontsize=8, ncol=len(groups), frameon=False)
-    fig.suptitle(f"{title}\nmean ± std over seeds; small dots: each run", fontsize=10, x=0.02, ha="left")
+    only = f" · {settings[0]}" if len(settings) == 1 else ""
+    fig.suptitle(f"{title}{only}\nmean ± std over seeds; small dots: each run", fontsize=10, x=0.02, ha="left")
     fit_titles(fig, rect=(0, 0, 1, 0.97))
     return fig
 

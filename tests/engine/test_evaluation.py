@@ -66,3 +66,31 @@ def test_the_bound_splits_only_batches_past_it(trained, monkeypatch):
     assert calls == []  # the toy batches' logits are far below the default bound
     example_correct(trained.learner, trained.tests[0], batch_size=8, logits_mb=1e-3)
     assert len(calls) == 2  # 16 test examples, two batches
+
+
+def test_eval_logits_mb_bounds_a_runs_evaluation_with_the_same_scores(tiny_model, toy_stream, tmp_path, monkeypatch):
+    """eval.logits_mb reaches the run's scoring: at a bound below one batch's logits every
+    batch is scored in chunks, and the results equal the unbounded run's (to float rounding:
+    the chunked head sums the same products); it is not part of the run's identity."""
+    from tsr.config import load_config
+    from tsr.engine import evaluation
+    from tsr.errors import ConfigError
+
+    calls = []
+    original = evaluation._split_scores
+    monkeypatch.setattr(evaluation, "_split_scores", lambda *a: calls.append(a[2]) or original(*a))
+    common = [f"model.path={tiny_model}", f"stream.source={toy_stream}", "method.name=seqft", "train.steps=6",
+              "stream.budget=8", "stream.test_cap=8", "stream.max_length=48", "model.threads=1",
+              "stream.order=[vowel, parity]"]
+    plain = execute(load_config("paper", [*common, f"out_dir={tmp_path / 'a'}"]))
+    assert calls == []
+    bounded_cfg = load_config("paper", [*common, f"out_dir={tmp_path / 'b'}", "eval.logits_mb=0.001"])
+    assert bounded_cfg.fingerprint() == plain.run.meta()["fingerprint"]
+    bounded = execute(bounded_cfg)
+    assert calls and set(calls) == {0.001}
+    assert bounded.results.acc == plain.results.acc
+    for a, b in zip(bounded.results.loss, plain.results.loss):
+        assert [x is None for x in a] == [y is None for y in b]
+        assert [x for x in a if x is not None] == pytest.approx([y for y in b if y is not None], rel=1e-5)
+    with pytest.raises(ConfigError, match="eval.logits_mb"):
+        load_config(None, ["eval.logits_mb=0"])

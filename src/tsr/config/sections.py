@@ -125,6 +125,10 @@ class TrainConfig:
         require(self.weight_decay >= 0, f"{path}.weight_decay", "must be >= 0")
 
 
+# The most memory a batch's logits may take in evaluation by default (eval.logits_mb).
+EVAL_LOGITS_MB = 256.0
+
+
 @dataclass
 class EvalConfig:
     """Evaluation after each task: which seen tasks are scored (``schedule``); ``all_tasks``
@@ -149,9 +153,15 @@ class EvalConfig:
     extra_tokens: int = setting(16, only_with="predictions")
     """with `predictions`: a prediction stops at EOS or after the gold answer's tokens (with its
     EOS) plus this many"""
+    logits_mb: float = setting(EVAL_LOGITS_MB, result=False)
+    """the most memory, in MB, one evaluation batch's logits may take: a batch whose answer
+    window would take more (16 x 1024 positions x a 49152-word vocabulary is 3 GB) is scored
+    from its hidden states, the output head run on its supervised positions in chunks of this
+    size; the same scores to float rounding (not part of the fingerprint)"""
 
     def check(self, path: str) -> None:
         require(1 <= self.batch_size <= MAX_BATCH, f"{path}.batch_size", f"must be between 1 and {MAX_BATCH}")
+        require(0 < self.logits_mb <= 2**20, f"{path}.logits_mb", "must be > 0 and at most 1048576 (MB)")
         require(self.extra_tokens >= 0, f"{path}.extra_tokens", "must be >= 0")
         self.period(f"{path}.schedule")
 

@@ -110,7 +110,7 @@ def predict(folder: Path, inputs: Path, out: Path, batch_size: int | None = None
         given = [examples[i] for i in answered]
         encoded = [learner.encoder.encode(e) for e in given]
         budgets = [max_new_tokens or len(e.answer_ids) + cfg.eval.extra_tokens for e in encoded]
-        scored, nll_sum, count = scored_rows(learner, given, encoded, names, batch, budgets)
+        scored, nll_sum, count = scored_rows(learner, given, encoded, names, batch, budgets, cfg.eval.logits_mb)
         for i, row in zip(answered, scored):
             rows[i] = {**row, "index": i}
         result.accuracy = sum(row["correct"] for row in scored) / len(scored)

@@ -17,12 +17,9 @@ import torch.nn.functional as F
 
 from ..cl.losses import exact_match_rows, token_nll
 from ..cl.teachers import head_adapted
+from ..config.sections import EVAL_LOGITS_MB  # the default of eval.logits_mb
 from ..data.collate import EVAL_BATCH, IGNORE, Encoded, fit
 from ..model.learner import Learner, first_answer_position
-
-# The most memory a batch's logits may take in evaluation: a larger batch (a long answer window
-# on a large vocabulary: 16 x 1024 positions x 49152 words is 3 GB) is scored in chunks.
-EVAL_LOGITS_MB = 256
 
 
 @dataclass(frozen=True)
@@ -109,9 +106,11 @@ def scored_tasks(t: int, k: int, period: int, all_tasks: bool = False) -> list[i
     return [t]
 
 
-def evaluate(learner: Learner, encoded: Sequence[Encoded], batch_size: int = EVAL_BATCH) -> Score:
-    """Exact match and token-weighted answer loss of a test set."""
-    correct, nll_sum, count = example_correct(learner, encoded, batch_size)
+def evaluate(learner: Learner, encoded: Sequence[Encoded], batch_size: int = EVAL_BATCH,
+             logits_mb: float = EVAL_LOGITS_MB) -> Score:
+    """Exact match and token-weighted answer loss of a test set (``logits_mb``: as
+    :func:`example_correct`)."""
+    correct, nll_sum, count = example_correct(learner, encoded, batch_size, logits_mb)
     tokens = max(sum(count), 1)
     return Score(sum(correct) / max(len(encoded), 1), sum(nll_sum) / tokens, len(encoded))
 

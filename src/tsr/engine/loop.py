@@ -89,8 +89,8 @@ def evaluate_tasks(plan: Plan, indices: Sequence[int], predictions: Path | None 
     ev = plan.cfg.eval
     if ev.predictions and predictions is not None:
         return predict_tasks(plan.learner, plan.stream, plan.tests, indices, predictions, ev.batch_size,
-                             ev.extra_tokens)
-    return {i: evaluate(plan.learner, plan.tests[i], ev.batch_size) for i in indices}
+                             ev.extra_tokens, ev.logits_mb)
+    return {i: evaluate(plan.learner, plan.tests[i], ev.batch_size, ev.logits_mb) for i in indices}
 
 
 def make_optimiser(params: list[torch.nn.Parameter], train: TrainConfig, device: torch.device) -> torch.optim.AdamW:

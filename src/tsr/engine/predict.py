@@ -27,7 +27,7 @@ from ..data.collate import Encoded, fit
 from ..data.example import Example, Stream
 from ..model.generate import greedy_batch
 from ..model.learner import Learner
-from .evaluation import Score, example_correct
+from .evaluation import EVAL_LOGITS_MB, Score, example_correct
 from .text_metrics import score
 
 
@@ -61,13 +61,14 @@ def decoded(learner: Learner, ids: Sequence[int]) -> dict[str, str]:
 
 
 def scored_rows(learner: Learner, examples: Sequence[Example], encoded: Sequence[Encoded], metrics: Sequence[str],
-                batch_size: int, budgets: Sequence[int]) -> tuple[list[dict[str, Any]], list[float], list[int]]:
+                batch_size: int, budgets: Sequence[int],
+                logits_mb: float = EVAL_LOGITS_MB) -> tuple[list[dict[str, Any]], list[float], list[int]]:
     """One record per example: ``index``, ``prompt`` (and, where the model read other text,
     ``input`` and ``input_cut``: :func:`model_input`), ``answer``, ``prediction`` (the greedy answer, at most its budget of
     tokens), ``stop``, ``correct`` (teacher-forced exact match),
     ``loss`` (mean answer-token NLL) and the value of each of ``metrics``; and each example's
     answer-token NLL sum and token count."""
-    correct, nll_sum, count = example_correct(learner, encoded, batch_size)
+    correct, nll_sum, count = example_correct(learner, encoded, batch_size, logits_mb)
     eos = learner.encoder.eos_id
     read = [prompt_ids(e, learner.encoder.max_length, eos) for e in encoded]
     tokens = greedy_batch(learner, read, budgets, batch_size)
@@ -83,12 +84,12 @@ def scored_rows(learner: Learner, examples: Sequence[Example], encoded: Sequence
 
 
 def predict(learner: Learner, examples: Sequence[Example], encoded: Sequence[Encoded], metric: str | None,
-            batch_size: int, extra_tokens: int) -> tuple[Score, list[dict[str, Any]]]:
+            batch_size: int, extra_tokens: int, logits_mb: float = EVAL_LOGITS_MB) -> tuple[Score, list[dict[str, Any]]]:
     """The score of a test set (exact match, answer loss and, with ``metric``, that metric's
     mean) and the records of :func:`scored_rows`, each prediction at most its gold answer's
     length (with EOS) plus ``extra_tokens``."""
     rows, nll_sum, count = scored_rows(learner, examples, encoded, [metric] if metric else [], batch_size,
-                                       [len(e.answer_ids) + extra_tokens for e in encoded])
+                                       [len(e.answer_ids) + extra_tokens for e in encoded], logits_mb)
     n = max(len(encoded), 1)
     values = [row[metric] for row in rows] if metric is not None else []
     gen = sum(values) / len(values) if values else None
@@ -96,13 +97,14 @@ def predict(learner: Learner, examples: Sequence[Example], encoded: Sequence[Enc
 
 
 def predict_tasks(learner: Learner, stream: Stream, tests: Sequence[Sequence[Encoded]], indices: Sequence[int],
-                  folder: Path, batch_size: int, extra_tokens: int) -> dict[int, Score]:
+                  folder: Path, batch_size: int, extra_tokens: int, logits_mb: float = EVAL_LOGITS_MB) -> dict[int, Score]:
     """Score and predict the test sets of ``indices`` (``tests[i]`` encodes the first examples of
     task i's test set) and write the predictions into ``folder`` as a whole."""
     scores, files = {}, {}
     for i in indices:
         task = stream[i]
-        scores[i], rows = predict(learner, task.test[: len(tests[i])], tests[i], task.metric, batch_size, extra_tokens)
+        scores[i], rows = predict(learner, task.test[: len(tests[i])], tests[i], task.metric, batch_size, extra_tokens,
+                                  logits_mb)
         files[f"{record_dir(folder, i, task.name).name}.jsonl"] = rows
     write_folder(folder, files)
     return scores

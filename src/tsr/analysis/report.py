@@ -76,6 +76,16 @@ class Found:
         return _rel(path, self.root)
 
     @property
+    def settings(self) -> list[str]:
+        """The runs' settings, in the page's order."""
+        return list(dict.fromkeys(r.setting for r in self.runs))
+
+    def heading(self, setting: str) -> str:
+        """A setting's sub-heading within a section; none on a page of one setting, which its
+        header names."""
+        return f"<h3>{esc(setting)}</h3>" if len(self.settings) > 1 else ""
+
+    @property
     def unfinished(self) -> int:
         return sum(not r.results.finished for r in self.runs) + len(self.started)
 
@@ -158,8 +168,8 @@ def _mean_figure(runs: list[Run], spans) -> str:
     acc, loss = mean_rows([r.results.acc for r in runs]), mean_rows([r.results.loss for r in runs])
     rows = [(first.tasks[i], acc[i], loss[i]) for i in range(len(acc))]
     if all(r.results.zero_shot for r in runs):
-        zero = [([r.results.zero_shot["acc"]], [r.results.zero_shot["loss"]]) for r in runs]
-        rows.insert(0, ("zero-shot", mean_rows([a for a, _ in zero])[0], mean_rows([x for _, x in zero])[0]))
+        zero = {key: mean_rows([[r.results.zero_shot[key]] for r in runs])[0] for key in ("acc", "loss")}
+        rows.insert(0, ("zero-shot", zero["acc"], zero["loss"]))
     seeds = ", ".join(str(r.results.seed) for r in runs)
     title = f"{runs[0].method} · mean of {len(runs)} seeds"
     fig = results_figure(first.tasks, first.kinds, rows, spans, title)
@@ -177,7 +187,7 @@ def _matrices(found: Found) -> str:
              "over every run on this page. A dash: not evaluated then (eval.schedule). A method with more "
              "than one finished run of a setting is shown by its mean over the seeds; each run's own "
              "matrix is under it, folded.</p>"]
-    for setting in dict.fromkeys(r.setting for r in found.runs):
+    for setting in found.settings:
         means, singles = [], []
         of_setting = [r for r in found.runs if r.setting == setting]
         for method in dict.fromkeys(r.method for r in of_setting):
@@ -191,7 +201,7 @@ def _matrices(found: Found) -> str:
                           f"results matrix of {r.path.name}",
                           f"<code>{esc(r.path.name)}</code><br>{esc(metrics_line(r.results))}. Colour: accuracy "
                           "0–1; loss (L) per task, lowest dark.") for r in singles]
-        heading = f"<h3>{esc(setting)}</h3>" if len({r.setting for r in found.runs}) > 1 else ""
+        heading = found.heading(setting)
         if means:
             parts.append(f"{heading}<div class=\"grid\">{''.join(means)}</div>"
                          f"<details><summary>Each run's matrix ({len(figures)})</summary>"
@@ -227,7 +237,7 @@ def _routing(found: Found) -> str:
 
 def _curves(found: Found) -> str:
     parts, problems = [], []
-    for setting in dict.fromkeys(r.setting for r in found.runs):
+    for setting in found.settings:
         panels: dict[str, list] = {}
         tasks: list[tuple[int, str]] = []
         for r in (r for r in found.runs if r.setting == setting):
@@ -255,7 +265,7 @@ def _curves(found: Found) -> str:
 def _runs(found: Found) -> str:
     """Every run; the setting column only where the page has more than one (the header names a
     page's one setting)."""
-    several = len({r.setting for r in found.runs}) > 1
+    several = len(found.settings) > 1
     rows = [[text(_rel(r.path, found.root)), text(r.method), Cell(str(r.results.seed), num=True)]
             + ([text(r.setting)] if several else [])
             + [Cell(f"{r.results.completed} of {len(r.results.tasks)}", num=True), text(metrics_line(r.results))]
@@ -295,7 +305,7 @@ def _page(found: Found, against: str | None = None) -> str:
     if found.runs:
         sections.append(("runs", "Runs", _runs(found)))
     finished = len(found.runs) - sum(not r.results.finished for r in found.runs)
-    settings = list(dict.fromkeys(r.setting for r in found.runs))
+    settings = found.settings
     machines = machines_note(r.path for r in found.runs)
     where = f" ({esc(settings[0])})" if len(settings) == 1 else ""
     header = (f"<p>Folder <code>{esc(found.root.resolve())}</code></p>\n"

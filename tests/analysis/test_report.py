@@ -168,6 +168,8 @@ def test_one_setting_is_named_once_not_over_every_column(grid, monkeypatch):
     (runs,) = _tables(page, "runs")
     assert runs[0] == ["folder", "method", "seed", "tasks", "metrics"]  # no column repeating it
     assert "<h3>" not in _section(page, "matrices")
+    for section in ("table", "matrices", "curves"):  # no sub-heading repeating it (Unfinished runs apart)
+        assert "<h3>" + setting not in _section(page, section).replace("<h3>Unfinished", "")
     assert _section(page, "runs").split("</table></div>")[-1].strip() == "</body>\n</html>"  # no stray line after it
 
 

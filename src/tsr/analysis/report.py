@@ -251,7 +251,7 @@ def _curves(found: Found) -> str:
         if not panels:
             continue
         fig = loss_curves_figure(panels, tasks, f"training cross-entropy · {setting}")
-        parts.append(f"<h3>{esc(setting)}</h3>" + figure(
+        parts.append(found.heading(setting) + figure(
             png_bytes(fig), f"training loss, {setting}",
             "Cross-entropy of the training batches (target and replay), the mean of each logged window of "
             "steps (progress.jsonl), against the step since the run began; log scale shared by the panels; "

@@ -86,7 +86,7 @@ def comparison_section(found) -> str:
     parts = []
     for setting in settings:
         rows_of = {m: cells[setting][m] for m in methods if m in cells.get(setting, {})}
-        parts.append(f"<h3>{esc(setting)}</h3>" + _setting_tables(rows_of, seeds.get(setting, {}), gen))
+        parts.append(found.heading(setting) + _setting_tables(rows_of, seeds.get(setting, {}), gen))
     if len(methods) > 1:  # the table as a figure: each run a dot, so the spread is seen
         plotted = tuple(m for m in PLOTTED
                         if any(_finite(c[m][0]) for rows in cells.values() for c in rows.values()))

@@ -62,7 +62,7 @@ def paired_section(found, reference: str) -> str:
     settings, methods = axes(summaries, found.labels)
     parts = [f'<h2 id="paired">Paired against {esc(reference)}</h2>']
     for setting in [s for s in settings if vs.get(s)] + sorted(s for s in vs if s not in settings and vs[s]):
-        parts.append(f"<h3>{esc(setting)}</h3>" + _table(vs[setting], methods, reference))
+        parts.append(found.heading(setting) + _table(vs[setting], methods, reference))
     diffs = seed_differences(summaries, reference, "overall", found.labels)
     if any(diffs.values()):
         fig = paired_figure(diffs, vs, reference, settings, methods,

@@ -59,8 +59,8 @@ def test_accumulation_draws_several_batches_per_step_and_averages_them(make_conf
     calls, logged = [], []
     original = loop.backward_step
 
-    def spy(ctx, method, draws, accumulate, step):
-        values, batch, draw = original(ctx, method, draws, accumulate, step)
+    def spy(ctx, method, draws, accumulate, step, *group):
+        values, batch, draw = original(ctx, method, draws, accumulate, step, *group)
         calls.append(accumulate)
         logged.append(values["loss"])
         return values, batch, draw

@@ -14,10 +14,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Iterable
 
-KEYS = ("cpu", "cpu_capability", "torch", "threads", "compiled", "deterministic", "gpu")
+KEYS = ("cpu", "cpu_capability", "torch", "threads", "compiled", "deterministic", "gpu", "processes")
 # what a record made before a key existed means by its absence: tsr never turned torch's
-# deterministic algorithms on before it recorded the flag
-ABSENT = {"deterministic": False}
+# deterministic algorithms on before it recorded the flag; a run records its processes only
+# when a launcher started more than one
+ABSENT = {"deterministic": False, "processes": 1}
 
 
 def machine_key(machine: dict) -> tuple:
@@ -32,6 +33,7 @@ def machine_label(machine: dict) -> str:
     parts += ["eager"] if machine.get("compiled") is False else []
     parts += ["deterministic"] if machine.get("deterministic") else []
     parts += [str(machine["gpu"])] if machine.get("gpu") else []
+    parts += [f"{machine['processes']} processes"] if machine.get("processes", 1) > 1 else []
     return f"{machine.get('cpu', '?')} ({', '.join(parts)})"
 
 

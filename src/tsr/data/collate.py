@@ -48,6 +48,22 @@ class Batch:
         return Batch(self.input_ids.to(device), self.attention_mask.to(device),
                      self.labels.to(device), self.keys)
 
+    @property
+    def scored(self) -> int:
+        """The tokens the cross-entropy scores: those predicted from a position before them
+        whose label is not ``IGNORE`` (what :func:`tsr.cl.losses.masked_ce` averages over)."""
+        return int((self.labels[:, 1:] != IGNORE).sum())
+
+    def part(self, index: int, parts: int) -> "Batch":
+        """Rows ``index`` of ``parts`` near-equal consecutive slices (a data-parallel process's
+        share, :mod:`tsr.engine.parallel`); the whole batch when ``parts`` is 1."""
+        if parts == 1:
+            return self
+        n = self.size
+        start, stop = index * n // parts, (index + 1) * n // parts
+        return Batch(self.input_ids[start:stop], self.attention_mask[start:stop], self.labels[start:stop],
+                     self.keys[start:stop])
+
 
 class Encoder:
     """Turns examples into token ids with a fixed tokenizer, prompt format and length limit."""

@@ -30,6 +30,7 @@ from ..model.learner import Learner
 from ..rng import derive_seed
 from .evaluation import Score, evaluate, scored_tasks
 from .lr_schedule import lr_at, scheduled
+from .parallel import SINGLE, Group
 from .predict import predict_tasks, round_folder
 from .progress import FOLDER, Checkpoints, TaskProgress, capture, drop_progress, misfit, restore, save_progress
 from .results import Results
@@ -48,6 +49,7 @@ class Plan:
     train: list[list[Example]]     # the budget of each task
     replay: list[list[Example]]    # the replay data each task leaves in the memory
     tests: list[list[Encoded]]     # each task's encoded test set
+    group: Group = SINGLE          # the processes of a data-parallel run (:mod:`tsr.engine.parallel`)
 
 
 class Reporter(Protocol):
@@ -85,12 +87,17 @@ class Silent:
 
 def evaluate_tasks(plan: Plan, indices: Sequence[int], predictions: Path | None = None) -> dict[int, Score]:
     """Scores of the test sets of ``indices``; with ``eval.predictions`` and a ``predictions``
-    folder, also the greedy answers, written there (:mod:`tsr.engine.predict`)."""
+    folder, also the greedy answers, written there (:mod:`tsr.engine.predict`). In a
+    data-parallel run the first process scores and the others hear its scores."""
     ev = plan.cfg.eval
+    if not plan.group.main:
+        return plan.group.broadcast(None)
     if ev.predictions and predictions is not None:
-        return predict_tasks(plan.learner, plan.stream, plan.tests, indices, predictions, ev.batch_size,
-                             ev.extra_tokens, ev.logits_mb)
-    return {i: evaluate(plan.learner, plan.tests[i], ev.batch_size, ev.logits_mb) for i in indices}
+        scores = predict_tasks(plan.learner, plan.stream, plan.tests, indices, predictions, ev.batch_size,
+                               ev.extra_tokens, ev.logits_mb)
+    else:
+        scores = {i: evaluate(plan.learner, plan.tests[i], ev.batch_size, ev.logits_mb) for i in indices}
+    return plan.group.broadcast(scores)
 
 
 def make_optimiser(params: list[torch.nn.Parameter], train: TrainConfig, device: torch.device) -> torch.optim.AdamW:
@@ -112,7 +119,7 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
              dropout: bool = False, on_step: Sequence[OnStep] = (),
              on_begin: Callable[[dict[str, Any]], None] | None = None,
              resume: TaskProgress | None = None, checkpoints: Checkpoints | None = None,
-             on_drop: Callable[[str], None] | None = None) -> dict[str, Any]:
+             on_drop: Callable[[str], None] | None = None, group: Group = SINGLE) -> dict[str, Any]:
     """Train the adapter on one task with ``method``: ``begin_task``, ``train.steps`` steps,
     ``end_task``. Returns what the method reported (``begin_task``'s facts and ``end_task``'s).
 
@@ -126,10 +133,13 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
     ``begin_task`` and the optimiser are rebuilt; the steps go on from there. One that does not
     fit the task (:func:`tsr.engine.progress.misfit`) is handed to ``on_drop`` with the reason,
     and the task starts from its first step (without ``on_drop`` it is a :class:`RunError`).
-    ``checkpoints`` says after which steps to save the progress.
+    ``checkpoints`` says after which steps to save the progress. ``group``: the processes of a
+    data-parallel run (:mod:`tsr.engine.parallel`); each trains on its part of every batch and
+    the gradients are summed over them before ``after_backward``.
     """
     ctx = TaskContext(index, task, list(examples), learner, tuple(memory), seed, train.batch_size,
-                      teachers or Teachers(learner, "batch"), train.steps * train.accumulate)
+                      teachers or Teachers(learner, "batch"), train.steps * train.accumulate,
+                      part=(group.rank, group.size))
     info = method.begin_task(ctx)
     torch.manual_seed(derive_seed(seed, "torch", index))  # only LoRA dropout draws from it
     learner.train_mode(dropout)
@@ -155,7 +165,8 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
     if checkpoints is not None:
         checkpoints.start()
     for step in range(first, train.steps):
-        values, batch, draw = backward_step(ctx, method, draws, train.accumulate, step)
+        values, batch, draw = backward_step(ctx, method, draws, train.accumulate, step, group)
+        group.sum_gradients(learner.adapter.trainable())
         if after_backward is not None:
             after_backward(ctx, batch, draw)
         if train.grad_clip is not None:
@@ -163,8 +174,8 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
         else:
             norm = grad_norm(learner.adapter.trainable())
         if scheduled(train.schedule, train.warmup):
-            for group in optimiser.param_groups:
-                group["lr"] = lr_at(train.lr, train.schedule, train.warmup, train.steps, step)
+            for param_group in optimiser.param_groups:
+                param_group["lr"] = lr_at(train.lr, train.schedule, train.warmup, train.steps, step)
         # what every logger shows beside the loss terms: the step's learning rate and the
         # adapter's gradient norm (before clipping)
         values = {**values, "lr": float(optimiser.param_groups[0]["lr"]), "grad_norm": float(norm)}
@@ -189,22 +200,34 @@ def grad_norm(params) -> torch.Tensor:
     return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads]))
 
 
-def backward_step(ctx: TaskContext, method: Method, draws, accumulate: int, step: int) -> tuple[dict, Any, Any]:
+def backward_step(ctx: TaskContext, method: Method, draws, accumulate: int, step: int,
+                  group: Group = SINGLE) -> tuple[dict, Any, Any]:
     """Draw, loss and backward of the ``accumulate`` batches of one optimiser step (their
     gradients summed, each loss divided by ``accumulate``); returns the step's mean loss terms,
-    and the last batch and draw (what ``after_backward`` hears)."""
+    and the last batch and draw (what ``after_backward`` hears). In a data-parallel run each
+    process's loss is weighted by its share of the batch's scored tokens, and the terms returned
+    are the whole batch's (summed over the processes)."""
     parts: list[dict[str, float]] = []
     for _ in range(accumulate):
         draw = method.draw(ctx, draws)
         batch = ctx.batch(draw)
         terms = method.loss(ctx, batch, draw)
         loss = sum(terms.values())
-        value = float(loss.detach())
+        share = group.share(batch)
+        if share is None:
+            value, term_values = float(loss.detach()), None
+        else:
+            terms = {k: v * share for k, v in terms.items()}
+            loss = loss * share
+            summed = group.sum(torch.stack([loss.detach(), *(v.detach() for v in terms.values())]).double())
+            value, term_values = float(summed[0]), dict(zip(terms, summed[1:].tolist()))
         if not math.isfinite(value):
             raise RunError(f"task {ctx.task.name!r}, step {step}: the loss is {value} "
                            f"(terms {', '.join(terms)}); lower train.lr")
         (loss if accumulate == 1 else loss / accumulate).backward()
-        parts.append({k: float(v.detach()) for k, v in terms.items()} | {"loss": value})
+        if term_values is None:
+            term_values = {k: float(v.detach()) for k, v in terms.items()}
+        parts.append(term_values | {"loss": value})
     if accumulate == 1:
         return parts[0], batch, draw
     keys = dict.fromkeys(k for part in parts for k in part)  # a term some batches lack counts 0 there
@@ -325,7 +348,7 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
         info = train_on(learner, method, task, plan.train[t], cfg.train, seed=cfg.seed, index=t, memory=memory,
                         teachers=teachers, dropout=cfg.lora.dropout > 0,
                         on_step=[steplog, report.step], on_begin=begin, resume=saved.current,
-                        checkpoints=checkpoints, on_drop=lambda why: saved.drop(t, why))
+                        checkpoints=checkpoints, on_drop=lambda why: saved.drop(t, why), group=plan.group)
         clock.lap("train")
         if saved.current is not None:  # the steps before the interruption count too
             clock.seconds["train"] += saved.current.seconds

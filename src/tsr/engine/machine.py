@@ -29,13 +29,16 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine() or "unknown"
 
 
-def describe(device: torch.device | str, compiled: bool) -> dict[str, object]:
+def describe(device: torch.device | str, compiled: bool, processes: int = 1) -> dict[str, object]:
     """The machine facts recorded with a run that computes on ``device``, its blocks compiled
-    or not (``model.compile`` auto decides by the machine)."""
+    or not (``model.compile`` auto decides by the machine), on ``processes`` data-parallel
+    processes (recorded only when more than one)."""
     device = torch.device(device)
     facts: dict[str, object] = {"cpu": cpu_model(), "cpu_capability": torch.backends.cpu.get_cpu_capability(),
                                 "torch": torch.__version__, "threads": torch.get_num_threads(), "compiled": compiled,
                                 "deterministic": torch.are_deterministic_algorithms_enabled()}
     if device.type == "cuda":
         facts["gpu"] = torch.cuda.get_device_name(device)
+    if processes > 1:
+        facts["processes"] = processes
     return facts

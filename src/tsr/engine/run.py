@@ -30,6 +30,7 @@ from .loop import Plan, Reporter, notify, run_stream
 from .progress import TaskProgress, drop_progress, forget_steps_after, has_progress, load_progress
 from .results import Results, load_results
 from .lock import claim
+from . import parallel
 from .machine import describe
 from .store import record_run
 from .rundir import RunDir
@@ -85,6 +86,13 @@ def prepare(cfg: RunConfig, report: Reporter | None = None) -> tuple[Plan, Metho
     """Check and load everything a run needs; writes nothing. ``report`` hears ``run_begin``
     once the config and the stream are checked, before the model loads."""
     spec = cfg.method
+    group = parallel.current()
+    if group.size > cfg.train.batch_size:
+        raise ConfigError(f"config key 'train.batch_size': a batch of {cfg.train.batch_size} cannot be shared by "
+                          f"the {group.size} processes of this launch (each needs a row); launch at most "
+                          f"{cfg.train.batch_size}")
+    if not group.main:  # the first process's files and loggers only (tsr.engine.parallel)
+        cfg = dataclasses.replace(cfg, log=dataclasses.replace(cfg.log, tensorboard=False, wandb=False, mlflow=False))
     stream = check_stream(cfg)
     budgets, replays, tests = draw_data(cfg, stream)
     if report is not None:
@@ -95,7 +103,7 @@ def prepare(cfg: RunConfig, report: Reporter | None = None) -> tuple[Plan, Metho
         encoder.encode_all(budget, f"task {task.name!r} (training)")
         encoder.encode_all(replay, f"task {task.name!r} (replay data)")
     encoded_tests = [encoder.encode_all(test, f"task {task.name!r} (test)") for task, test in zip(stream, tests)]
-    return Plan(cfg, stream, learner, budgets, replays, encoded_tests), spec
+    return Plan(cfg, stream, learner, budgets, replays, encoded_tests, group), spec
 
 
 def portable_fingerprint(cfg: RunConfig) -> str:
@@ -129,12 +137,18 @@ def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False, 
     fingerprint leaves out the stream file's folder. ``parent_held``: the caller holds the lock
     of the folder the run folder is in (the learner's)."""
     plan, spec = prepare(cfg, report)
-    cfg, stream = plan.cfg, plan.stream
+    cfg, stream, group = plan.cfg, plan.stream, plan.group
     run = RunDir(Path(cfg.out_dir) / run_name(cfg, stream, spec.name))
     fingerprint = portable_fingerprint(cfg) if grow else cfg.fingerprint()
     meta = {"fingerprint": fingerprint, "data_digest": stream.digest(), "stream": stream.name,
             "tasks": stream.names, "method": spec.name, "seed": cfg.seed,
-            "machine": describe(plan.learner.device, plan.learner.compiled)}
+            "machine": describe(plan.learner.device, plan.learner.compiled, group.size)}
+    if group.size > 1:
+        if grow:
+            raise RunError("a persistent learner (`tsr learn`) runs in one process; launch it without "
+                           "`accelerate launch` or `torchrun`")
+        if not group.main:
+            return _replica(plan, spec, run, fingerprint)
 
     def make() -> None:
         if not run.exists():
@@ -144,7 +158,23 @@ def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False, 
     # out_dir, or two learner calls, never write one run at once
     with claim(run.path, f"run directory {run.path}", make, parent_held, "out_dir"):
         run.check_links()
+        group.barrier()  # the run folder is made and locked; the other processes copy it ...
+        group.barrier()  # ... before this one changes anything in it
         return _execute(plan, spec, run, report, grow, fingerprint)
+
+
+def _replica(plan: Plan, spec: MethodSpec, run: RunDir, fingerprint: str) -> Outcome:
+    """A data-parallel run's process other than the first (:mod:`tsr.engine.parallel`): the
+    same run, on a private copy of the run folder as it stood when the processes started, so
+    its resume decisions are the first process's and its writes touch nothing of the run's."""
+    group = plan.group
+    group.barrier()
+    copy = RunDir(parallel.replica_folder(group, run.path, run.path.name))
+    group.barrier()
+    plan.cfg = dataclasses.replace(plan.cfg, out_dir=str(copy.path.parent))
+    with claim(copy.path, f"run directory {copy.path}", lambda: None if copy.exists() else copy.create(
+            dump_yaml(plan.cfg), {**run.meta()} if run.exists() else {}), False, "out_dir"):
+        return _execute(plan, spec, copy, None, False, fingerprint)
 
 
 def _saved_progress(run: RunDir, completed: int, steps: int) -> TaskProgress | None:

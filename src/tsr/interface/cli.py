@@ -67,6 +67,12 @@ def main(argv: list[str] | None = None) -> int:
         names = ", ".join(args.commands)
         return _fail(TsrError(f"name a command, one of: {names} (`tsr --help` says what each does)"))
     args.argv_tail = list(argv if argv is not None else sys.argv[1:])[2:] if args.command == "audit" else []
+    if args.command != "run" and "WORLD_SIZE" in os.environ:
+        from ..engine.parallel import launched_processes
+
+        if launched_processes() > 1:  # a launcher's processes would each run the whole command
+            return _fail(TsrError(f"`tsr {args.command}` runs in one process; only `tsr run` is data-parallel "
+                                  "under `accelerate launch` or `torchrun` (docs/cluster.md)"))
     # `kill` (SIGTERM) stops a command as Ctrl-C does: worker pools are torn down on the way out
     # instead of running on as orphans, and what is finished stays saved
     main_thread = threading.current_thread() is threading.main_thread()

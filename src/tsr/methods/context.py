@@ -91,6 +91,7 @@ class TaskContext:
     batch_size: int
     teachers: Teachers
     steps: int = 0                      # the task's training steps (train.steps; 0: not told)
+    part: tuple[int, int] = (0, 1)      # (this process, processes): the rows of each batch it trains on
     streams: TaskStreams = field(default_factory=TaskStreams, repr=False, compare=False)
 
     def rng(self, purpose: str, *more: object) -> np.random.Generator:
@@ -116,8 +117,9 @@ class TaskContext:
             self.stream(None if source is None else int(source), entry["purpose"]).load_state(entry["state"])
 
     def batch(self, draw: Draw) -> Batch:
-        """The next training batch from where ``draw`` points."""
-        return self.stream(draw.source).next()
+        """The next training batch from where ``draw`` points: this process's part of it in a
+        data-parallel run (every process draws the same batch; :mod:`tsr.engine.parallel`)."""
+        return self.stream(draw.source).next().part(*self.part)
 
     def snapshot_of(self, source: int) -> State:
         return self.memory[source].snapshot

@@ -17,6 +17,7 @@ failed download says which checkpoint to fetch and where to point ``model.path``
 from __future__ import annotations
 
 from dataclasses import dataclass
+import os
 import sys
 from importlib import resources
 from pathlib import Path
@@ -48,10 +49,14 @@ def bundled_path() -> Path:
 
 
 def pick_device(name: str) -> torch.device:
+    """The device ``model.device`` names; ``auto`` and a bare ``cuda`` take the GPU of the
+    launcher's ``LOCAL_RANK`` in a data-parallel launch (one GPU per process)."""
     if name == "auto":
         if torch.cuda.is_available():
-            return torch.device("cuda")
+            return local_gpu()
         return torch.device("cpu")
+    if name == "cuda" and torch.cuda.is_available():
+        return local_gpu()
     device = torch.device(name)
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ModelError(f"config key 'model.device': {name!r} asked for, but CUDA is not available "
@@ -59,6 +64,15 @@ def pick_device(name: str) -> torch.device:
     if device.type == "mps" and not torch.backends.mps.is_available():
         raise ModelError(f"config key 'model.device': {name!r} asked for, but MPS is not available")
     return device
+
+
+def local_gpu() -> torch.device:
+    """``cuda``, or ``cuda:<LOCAL_RANK>`` under a multi-process launcher (its current device too)."""
+    rank = os.environ.get("LOCAL_RANK")
+    if rank is None or not rank.isdigit():
+        return torch.device("cuda")
+    torch.cuda.set_device(int(rank))
+    return torch.device("cuda", int(rank))
 
 
 def pick_dtype(name: str, device: torch.device) -> torch.dtype:

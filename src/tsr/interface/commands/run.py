@@ -25,8 +25,13 @@ def cmd_run(args: argparse.Namespace, console: Console) -> int:
     from ...engine.rundir import phase_seconds
     from ..display import ConsoleReporter, metrics_table, phases_line, results_table
 
+    from ...engine.parallel import current
+
     config, overrides = split_items(args.items)
     cfg = load_config(config, overrides)
+    if not current().main:  # a data-parallel run's other processes: the first one prints
+        execute(cfg, None)
+        return 0
     outcome = execute(cfg, None if args.quiet else ConsoleReporter(plain_console(stderr=True)))
     if outcome.already_finished:
         console.print(f"[dim]{escape(str(outcome.run.path))} is already finished; showing its results[/]", markup=True)

@@ -13,6 +13,7 @@ default: the output head runs per step) and with a teacher forward on every batc
     python bench/step_time.py --steps 300 --tasks 6 --threads 2
     python bench/step_time.py --steps 12 --tasks 2 --threads 1 --fused hidden,batch \
         model.path=smollm2-135m stream.budget=16 stream.replay_per_task=16   # the real shape
+    python bench/step_time.py --packing --steps 40 --tasks 3   # each method with train.packing off and on
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--fused", metavar="TEACHERS", help="instead of the teacher arms: TSR with each of these "
                     "teacher modes (comma-separated: cached,hidden,batch), full logits against fused head")
+    ap.add_argument("--packing", action="store_true", help="instead of the teacher arms: SeqFT, ER and TSR "
+                    "with train.packing off and on, side by side")
     ap.add_argument("extra", nargs="*", help="more key=value config overrides")
     args = ap.parse_args(argv)
     names = [t.name for t in SYNTH_TRACE.tasks][: args.tasks]
@@ -80,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
             for fused in ("false", "true"):
                 label = f"tsr ({teacher}, {'fused head' if fused == 'true' else 'full logits'})"
                 arms[label] = ["method.name=tsr", f"train.teacher={teacher}", f"train.fused_head={fused}"]
+    if args.packing:
+        return packing(common, args)
     times = {name: measure(common + extra) for name, extra in arms.items()}
     print(f"median step time over tasks 2..{args.tasks}, {args.steps} steps per task")
     for name, t in times.items():
@@ -90,6 +95,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"TSR/ER step-time ratio: {ratio:.3f} (target <= 1.10); with the hidden-state cache: "
           f"{times['tsr (hidden-state cache)'] / times['er']:.3f}; "
           f"without a cache: {times['tsr (teacher per batch)'] / times['er']:.3f}")
+    return 0
+
+
+def packing(common: list[str], args) -> int:
+    """Each method's step with ``train.packing`` off and on, measured one after the other."""
+    print(f"median step time over tasks 2..{args.tasks}, {args.steps} steps per task")
+    for method in ("seqft", "er", "tsr"):
+        off, on = (measure(common + [f"method.name={method}", f"train.packing={state}"]) for state in ("false", "true"))
+        print(f"  {method:6s} unpacked {off * 1000:7.2f} ms   packed {on * 1000:7.2f} ms   packed / unpacked {on / off:.3f}")
     return 0
 
 

@@ -100,6 +100,10 @@ class TrainConfig:
     large vocabulary. `auto`: from a vocabulary of 8192 words on (not on the bundled base, whose
     runs stay bit for bit as they were); `true`, `false`. Only for a plain frozen head (no LoRA on
     it, no final soft cap)"""
+    packing: bool = setting(False, neutral=False)
+    """training forwards lay each batch's examples end to end in as few rows as fit, each
+    attending to itself only (`tsr.model.packing`): the same examples per step and the same
+    losses to float rounding, less padding; teachers and evaluation stay unpacked"""
     schedule: Literal["constant", "linear", "cosine"] = setting("constant", neutral="constant")
     """the learning rate over a task's steps (each task starts its own): `constant`, or after the
     warm-up a `linear` or `cosine` decay to zero at the task's last step"""

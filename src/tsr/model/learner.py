@@ -30,6 +30,7 @@ from ..data.collate import IGNORE, Batch, Encoder
 from ..errors import ModelError
 from .adapter import BLOCK_LISTS, SKIP_MODULES, Adapter, State, attach_lora, frozen_parameter_names, init_lora_weights
 from .backbone import Backbone, load_backbone
+from .packing import Packing, pack, unpack
 from .settings import LoraConfig, ModelConfig
 
 
@@ -49,6 +50,7 @@ class Learner:
     checkpointed: list[torch.nn.Module] = field(default_factory=list, repr=False)  # model.gradient_checkpointing
     cache_key: str = "past_key_values"  # the name the model's forward takes a KV cache by (cache_key())
     fused_head: bool = False  # distilled batches go through tsr.cl.fused_head (train.fused_head)
+    packing: bool = False  # training forwards pack their batch's rows (train.packing, tsr.model.packing)
 
     @property
     def device(self) -> torch.device:
@@ -61,6 +63,9 @@ class Learner:
     def logits(self, batch: Batch) -> torch.Tensor:
         """Float32 logits of every position of ``batch`` with the adapter as it is (gradients flow)."""
         batch = batch.to(self.device)
+        packing = self._packing(batch)
+        if packing is not None:
+            return self._head(self._packed_hidden(packing))
         return self._forward(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits.float()
 
     def answer_logits(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
@@ -76,6 +81,9 @@ class Learner:
         """
         batch = batch.to(self.device)
         start = first_answer_position(batch.labels)
+        packing = self._packing(batch)
+        if packing is not None:
+            return self._head(self._packed_hidden(packing)[:, start:]), batch.labels[:, start:]
         keep = {"logits_to_keep": batch.input_ids.shape[1] - start} if start > 0 and self.keeps_logits else {}
         out = self._forward(input_ids=batch.input_ids, attention_mask=batch.attention_mask, **keep).logits.float()
         return out[:, out.shape[1] - (batch.input_ids.shape[1] - start):], batch.labels[:, start:]
@@ -86,6 +94,34 @@ class Learner:
         hooked = self.compiled and has_forward_hooks(self.hookable or self.model.modules())
         with eager_execution() if hooked else nullcontext(), self.autocasting():
             return self.model(use_cache=False, **inputs)
+
+    def _packing(self, batch: Batch) -> Packing | None:
+        """How a training batch (gradients on) packs under ``train.packing``; None when packing is
+        off, for forwards without gradients (teachers, evaluation), and where it saves no row."""
+        if not self.packing or not torch.is_grad_enabled():
+            return None
+        packing = pack(batch.input_ids, batch.attention_mask, self.encoder.pad_id)
+        return packing if packing.rows < batch.size else None
+
+    def _packed_hidden(self, packing: Packing) -> torch.Tensor:
+        """The decoder's last hidden states of a packed batch, in the batch's own rows."""
+        decoder = self.model.get_base_model().get_decoder()
+        hooked = self.compiled and has_forward_hooks(self.hookable or self.model.modules())
+        with eager_execution() if hooked else nullcontext(), self.autocasting():
+            out = decoder(input_ids=packing.input_ids, position_ids=packing.position_ids, attention_mask=None,
+                          use_cache=False).last_hidden_state
+        return unpack(out, packing)
+
+    def _head(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Float32 logits of the output head (with a final soft cap where the model has one), as
+        the model's forward computes them from ``hidden``; gradients flow."""
+        base = self.model.get_base_model()
+        with self.autocasting():
+            logits = base.get_output_embeddings()(hidden.to(self.device))
+        cap = getattr(base.config, "final_logit_softcapping", None)
+        if cap:
+            logits = torch.tanh(logits / cap) * cap
+        return logits.float()
 
     def autocasting(self):
         """``torch.autocast`` in ``model.autocast``'s dtype, or nothing."""
@@ -120,6 +156,9 @@ class Learner:
         """The last hidden states of ``batch`` with the adapter as it is, gradients flowing: what
         the output head reads in :meth:`logits` (the fused head losses take them from here)."""
         batch = batch.to(self.device)
+        packing = self._packing(batch)
+        if packing is not None:
+            return self._packed_hidden(packing)
         decoder = self.model.get_base_model().get_decoder()
         hooked = self.compiled and has_forward_hooks(self.hookable or self.model.modules())
         with eager_execution() if hooked else nullcontext(), self.autocasting():
@@ -299,9 +338,26 @@ def build_learner(cfg: LearnerConfig) -> Learner:
     checkpointed = checkpoint_blocks(model) if cfg.model.gradient_checkpointing else []
     compiled = compile_blocks(model, backbone.device, False if checkpointed else cfg.model.compile)
     setting = getattr(getattr(cfg, "train", None), "fused_head", False)
+    packing = bool(getattr(getattr(cfg, "train", None), "packing", False))
+    if packing:
+        check_packing(model)
     return Learner(backbone, model, adapter, encoder, adapter.state(), takes_logits_to_keep(model), compiled,
                    list(model.modules()), autocast_dtype(cfg.model.autocast, backbone.device), checkpointed,
-                   cache_key(model), fuses_head(model, setting))
+                   cache_key(model), fuses_head(model, setting), packing)
+
+
+def check_packing(model: torch.nn.Module) -> None:
+    """``train.packing`` needs transformers' packed-sequence mask and a decoder that reads
+    ``position_ids``; one line where either is missing."""
+    import transformers.masking_utils as masking
+
+    if not hasattr(masking, "find_packed_sequence_indices"):
+        raise ModelError("config key 'train.packing': this transformers builds no mask for packed sequences; "
+                         "upgrade transformers, or set train.packing=false")
+    decoder = model.get_base_model().get_decoder()
+    if "position_ids" not in inspect.signature(decoder.forward).parameters:
+        raise ModelError(f"config key 'train.packing': the decoder {type(decoder).__name__} takes no position ids; "
+                         "set train.packing=false")
 
 
 FUSED_VOCABULARY = 8192  # train.fused_head auto: from this vocabulary on

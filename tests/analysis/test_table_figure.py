@@ -48,3 +48,21 @@ def test_one_row_of_panels_per_setting_and_rules_between_groups():
     assert [t.get_text() for t in other.get_xticklabels()] == ["er"]
     four = comparison_figure(runs[:4], ("overall", "bwt", "overall_loss"))  # two a row, the spare one off
     assert len(four.axes) == 4 and not four.axes[3].axison and four.axes[2].get_title().endswith("loss ↓")
+
+
+def test_a_terminal_table_of_one_setting_names_it_once():
+    from rich.console import Console
+
+    from tsr.analysis.table import rich_table
+
+    def shown(runs) -> str:
+        cells, settings, methods = aggregate(runs, ("overall",))
+        seeds = {s: {m: (0,) for m in methods} for s in settings}
+        console = Console(width=200, record=True)
+        console.print(rich_table(cells, settings, methods, ("overall",), seeds=seeds))
+        return console.export_text()
+
+    one = shown([_run("er", 0, 0.6), _run("tsr", 0, 0.7)])
+    assert one.count("toy · base") == 1  # in the title, not over the columns
+    two = shown([_run("er", 0, 0.6), _run("er", 0, 0.3, steps="300")])
+    assert two.count("toy · base") == 4  # two settings: each names its own two columns

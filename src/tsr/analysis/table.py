@@ -243,11 +243,14 @@ def _header(settings, metrics):
 
 
 def rich_table(cells, settings, methods, metrics=METRICS, *, seeds) -> Table:
-    table = Table(title="mean ± std over seeds (one seed: the mean alone)")
+    """The terminal's table; a table of one setting names it in its title, not over every column."""
+    single = len(settings) == 1
+    title = "mean ± std over seeds (one seed: the mean alone)"
+    table = Table(title=f"{settings[0]}\n{title}" if single else title)
     table.add_column("method", style="bold")
     for s in settings:
         for m in ("seeds", *metrics):
-            table.add_column(f"{s}\n{m}", justify="right")
+            table.add_column(m if single else f"{s}\n{m}", justify="right")
     for row in _rows(cells, settings, methods, metrics, seeds):
         table.add_row(*row)
     return table

@@ -169,7 +169,7 @@ def measure(name: str, model: Path, stream: Path, out: Path, args) -> dict:
     from tsr.config import load_config
     from tsr.engine.loop import run_stream
     from tsr.cl.memory import TaskMemory
-    from tsr.engine.results import Results
+    from tsr.runs.results import Results
     from tsr.engine.rundir import RunDir
     from tsr.engine.run import prepare
 

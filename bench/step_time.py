@@ -14,6 +14,9 @@ default: the output head runs per step) and with a teacher forward on every batc
     python bench/step_time.py --steps 12 --tasks 2 --threads 1 --fused hidden,batch \
         model.path=smollm2-135m stream.budget=16 stream.replay_per_task=16   # the real shape
     python bench/step_time.py --packing --steps 40 --tasks 3   # each method with train.packing off and on
+    python bench/step_time.py --steps 12 --threads 1 --fused cached,hidden model.path=smollm2-135m \
+        stream.source=trace8 stream.root=DIR "stream.options={tasks: [C-STANCE, Py150]}" \
+        stream.truncate=left stream.budget=16 stream.replay_per_task=16 stream.test_cap=8   # long prompts
 """
 
 from __future__ import annotations
@@ -71,8 +74,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("extra", nargs="*", help="more key=value config overrides")
     args = ap.parse_args(argv)
     names = [t.name for t in SYNTH_TRACE.tasks][: args.tasks]
-    common = [f"train.steps={args.steps}", f"stream.order=[{', '.join(names)}]", "stream.test_cap=50",
-              f"model.threads={args.threads}", *args.extra]
+    # another stream (stream.source=... among the overrides) brings its own tasks (stream.options)
+    order = [] if any(e.startswith("stream.source=") for e in args.extra) else [f"stream.order=[{', '.join(names)}]"]
+    common = [f"train.steps={args.steps}", *order, "stream.test_cap=50", f"model.threads={args.threads}", *args.extra]
     arms = {"seqft": ["method.name=seqft"], "er": ["method.name=er"],
             "tsr (cached teacher)": ["method.name=tsr", "train.teacher=cached"],
             "tsr (hidden-state cache)": ["method.name=tsr", "train.teacher=hidden"],
@@ -86,7 +90,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.packing:
         return packing(common, args)
     times = {name: measure(common + extra) for name, extra in arms.items()}
-    print(f"median step time over tasks 2..{args.tasks}, {args.steps} steps per task")
+    tasks = f"tasks 2..{args.tasks}" if order else "the tasks after the first"
+    print(f"median step time over {tasks}, {args.steps} steps per task")
     for name, t in times.items():
         print(f"  {name:26s} {t * 1000:7.2f} ms   x{t / times['seqft']:.2f} SeqFT   x{t / times['er']:.2f} ER")
     if args.fused:

@@ -24,8 +24,8 @@ _EXPORTS = {
     "probe": "tsr.api",
     "export": "tsr.api",
     # what a run saved
-    "Results": "tsr.engine.results",
-    "load_results": "tsr.engine.results",
+    "Results": "tsr.runs.results",
+    "load_results": "tsr.runs.results",
     "metrics": "tsr.api",
     # data
     "Example": "tsr.data.example",

@@ -17,7 +17,7 @@ from typing import Sequence
 from .config import RunConfig, apply_override, dump_yaml, from_plain, load_config
 from .data import streams
 from .engine.export import Exported, export_run
-from .engine.results import Results, load_results
+from .runs.results import Results, load_results
 from .engine.run import Outcome, execute
 from .errors import ConfigError
 from .methods import registry

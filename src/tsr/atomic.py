@@ -19,9 +19,6 @@ import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-import torch
-from safetensors.torch import load, save
-
 from .errors import RunError, reason
 
 
@@ -137,6 +134,8 @@ def write_jsonl(path: Path, rows: list[dict]) -> None:
 
 def write_torch(path: Path, obj: Any) -> None:
     """``torch.save(obj)`` atomically (a checkpoint of plain containers, tensors and numbers)."""
+    import torch  # here, not at the top: what reads run folders without training loads no torch
+
     _atomic(path, lambda p: torch.save(obj, p))
 
 
@@ -151,10 +150,12 @@ def write_figure(path: Path, fig: Any, dpi: int = 120) -> Path:
     return Path(path)
 
 
-def write_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict | None = None) -> str:
+def write_tensors(path: Path, tensors: dict[str, "torch.Tensor"], metadata: dict | None = None) -> str:
     """Save tensors as safetensors (contiguous CPU copies; never pickle); returns the file's
     SHA-256 (hex), for the record or manifest that lists it (:func:`read_tensors` checks it)."""
     flat = {k: v.detach().to("cpu").contiguous() for k, v in tensors.items()}
+    from safetensors.torch import save
+
     data = save(flat, metadata=metadata)
     _atomic(path, lambda p: p.write_bytes(data))
     return hashlib.sha256(data).hexdigest()
@@ -206,7 +207,7 @@ def check_seal(obj: dict, required: bool) -> None:
         raise ValueError("edited: its content differs from the checksum recorded when it was written")
 
 
-def read_tensors(path: Path, sha256: str | None = None, dir_fd: int | None = None) -> dict[str, torch.Tensor]:
+def read_tensors(path: Path, sha256: str | None = None, dir_fd: int | None = None) -> dict[str, "torch.Tensor"]:
     """The tensors of a safetensors file, each a copy of its own (never a view of the file), after
     checking the file against the SHA-256 recorded for it (None: a file saved before checksums
     were recorded). ``dir_fd``: ``path`` is relative to this open folder. Raises ``OSError``,
@@ -218,6 +219,8 @@ def read_tensors(path: Path, sha256: str | None = None, dir_fd: int | None = Non
         raise ValueError("damaged: its SHA-256 differs from the one recorded when it was written")
     # clones: tensors viewing a buffer may be unaligned, and CPU kernels can then round differently,
     # which would break the bitwise equality of resumed runs
+    from safetensors.torch import load
+
     return {k: v.clone() for k, v in load(data).items()}
 
 

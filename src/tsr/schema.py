@@ -46,6 +46,12 @@ def setting(default: Any = dataclasses.MISSING, *, neutral: Any = _UNSET, result
     return dataclasses.field(default=default, default_factory=default_factory, metadata=metadata)
 
 
+def added(default: Any, **kwargs: Any) -> Any:
+    """A config field added after runs were named, whose default leaves those runs as they were:
+    :func:`setting` with ``neutral`` the default."""
+    return setting(default, neutral=default, **kwargs)
+
+
 def neutral_values(cls: type, prefix: str = "") -> dict[str, Any]:
     """``{dotted key: neutral value}`` of every field of ``cls`` (and its nested dataclasses)
     declared with a neutral value."""

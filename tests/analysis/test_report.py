@@ -21,7 +21,7 @@ from tsr.experiments.probe.report import write_report
 from tsr.analysis.report import build_report
 from tsr.interface.cli import main
 from tsr.data.streams import load_stream
-from tsr.engine.results import load_results
+from tsr.runs.results import load_results
 
 
 def _arm(target, kind, arm, seed, acc, loss, source=None):

@@ -31,7 +31,7 @@ from toy import write_toy_stream
 from tsr.analysis import report, report_table, report_versus
 from tsr.analysis.report import build_report
 from tsr.analysis.titles import title_boxes
-from tsr.engine.results import load_results
+from tsr.runs.results import load_results
 from tsr.interface.cli import main
 
 STREAM = "toy-with-a-rather-long-stream-name-for-its-labels"

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 from tsr.data.collate import IGNORE
 from tsr.cl.losses import kd_kl, kd_mask, masked_ce, token_nll
-from tsr.engine.metrics import bwt, overall, plasticity, stream_metrics
+from tsr.runs.metrics import bwt, overall, plasticity, stream_metrics
 from tsr.cl.routing import choose, cosine, route_weights
 
 

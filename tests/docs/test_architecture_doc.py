@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 DOC = ROOT / "docs" / "architecture.md"
 PACKAGE = ROOT / "src" / "tsr"
 # the table reads from the entry point down: the root, then each layer folder, top layer first
-GROUPS = ("", "interface", "experiments", "analysis", "engine", "config", "methods", "cl", "model", "data")
+GROUPS = ("", "interface", "experiments", "analysis", "engine", "config", "methods", "cl", "model", "runs", "data")
 WIDTH = 170
 BLOCK = re.compile(r"(<!-- modules -->\n)(.*?)(<!-- /modules -->)", re.S)
 

@@ -12,7 +12,7 @@ from tsr.config import load_config
 from tsr.engine.answer_file import predict
 from tsr.engine.learner_dir import infer_kind, learn
 from tsr.engine.run import execute
-from tsr.engine.text_metrics import score
+from tsr.runs.text_metrics import score
 
 from badinputs import jsonl, refuse, write
 

@@ -9,9 +9,9 @@ import pytest
 
 from tsr.config import load_config
 from tsr.engine.predict import prompt_ids
-from tsr.engine.results import Results, load_results
+from tsr.runs.results import Results, load_results
 from tsr.engine.run import execute
-from tsr.engine.text_metrics import score
+from tsr.runs.text_metrics import score
 
 from conftest import run_interrupted
 

@@ -71,7 +71,7 @@ def test_a_64_task_stream_runs_end_to_end_with_linear_evaluation(make_config, to
 
 
 def test_fwt_is_gems_forward_transfer_from_the_zero_shot_row():
-    from tsr.engine.metrics import fwt
+    from tsr.runs.metrics import fwt
 
     acc = [[0.5, 0.4, 0.1], [0.3, 0.9, 0.6], [0.2, 0.7, 0.8]]
     zero = [0.2, 0.3, 0.5]

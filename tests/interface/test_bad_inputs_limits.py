@@ -45,7 +45,7 @@ def archived(edit):
         import json
         import shutil
 
-        from tsr.engine.archive import archive
+        from tsr.runs.archive import archive
 
         shutil.copytree(env.runs / "finished", tmp / "runs" / "finished")
         archive(tmp / "runs", tmp / "a.jsonl")

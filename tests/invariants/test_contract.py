@@ -12,7 +12,7 @@ import torch
 from tsr.engine.loop import run_stream
 from tsr.cl.memory import TaskMemory
 from tsr.methods.registry import METHODS, PRESETS, method_names, resolve_method
-from tsr.engine.results import Results
+from tsr.runs.results import Results
 from tsr.engine.rundir import RunDir, method_meta
 from tsr.engine.run import execute, prepare
 

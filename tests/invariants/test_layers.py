@@ -11,9 +11,10 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "tsr"
 
 # bottom to top; a module may import its own layer and the layers before it
-LAYERS = ["foundation", "data", "model", "cl", "methods", "config", "engine", "analysis", "experiments", "interface"]
+LAYERS = ["foundation", "data", "runs", "model", "cl", "methods", "config", "engine", "analysis", "experiments",
+          "interface"]
 # analysis reads run folders and draws: it reaches nothing that trains (run folders are read through
-# the engine's readers: results, rundir, store, progress)
+# the runs layer)
 TRAINS = ("tsr.engine.loop", "tsr.engine.pool", "tsr.engine.ray_pool", "tsr.engine.compare", "tsr.engine.run",
           "tsr.methods", "tsr.model")
 ROOT_MODULES = {"errors": "foundation", "rng": "foundation", "atomic": "foundation", "schema": "foundation",
@@ -168,3 +169,48 @@ def test_the_public_api_names_only_modules_of_the_package():
     for name, module in tsr._EXPORTS.items():
         assert _is_module(module), module
         assert hasattr(importlib.import_module(module), name), f"{module} defines no {name}"
+
+
+# what analysis may reach, directly or through what it imports: run folders, examples and the foundation
+ANALYSIS_REACHES = ("analysis", "runs", "data", "foundation")
+
+
+def closure(graph: dict[str, set[str]], start: str) -> set[str]:
+    seen, todo = set(), [start]
+    while todo:
+        v = todo.pop()
+        if v not in seen:
+            seen.add(v)
+            todo.extend(graph.get(v, ()))
+    return seen
+
+
+@pytest.mark.parametrize("path", sorted((PACKAGE / "analysis").rglob("*.py")), ids=lambda p: module_name(p))
+def test_what_analysis_reaches_through_its_imports_trains_nothing(path):
+    """The transitive closure of each analysis module's imports (lazy ones too) stays in the
+    layers that read runs: a reader that imports a reader that imports the trainer is caught."""
+    graph = import_graph()
+    # a package's __init__ runs before any of its modules: it is reached too
+    reached = closure(graph, module_name(path))
+    reached |= {".".join(m.split(".")[:i]) for m in reached for i in range(2, len(m.split(".")))}
+    outside = sorted(m for m in reached if layer_of(m) not in ANALYSIS_REACHES)
+    assert not outside, f"{module_name(path)} reaches {outside}"
+
+
+def test_the_closure_sees_a_reader_that_reaches_the_trainer():
+    """Negative control: analysis -> runs -> engine is caught through the middle module."""
+    graph = {"tsr.analysis.a": {"tsr.runs.b"}, "tsr.runs.b": {"tsr.engine.loop"}}
+    reached = closure(graph, "tsr.analysis.a")
+    assert [m for m in sorted(reached) if layer_of(m) not in ANALYSIS_REACHES] == ["tsr.engine.loop"]
+
+
+def test_a_fresh_interpreter_reads_tables_without_torch_or_a_method():
+    import subprocess
+    import sys
+
+    code = ("import sys, tsr.analysis.table, tsr.analysis.report, tsr.runs.store; "
+            "print(sorted(m for m in sys.modules if m == 'torch' or m.startswith(('tsr.methods', 'tsr.model', "
+            "'tsr.config', 'tsr.engine'))))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -14,7 +14,7 @@ from tsr.interface.cli import main
 from tsr.engine.loop import run_stream
 from tsr.cl.gpm import extend_basis, project_out, threshold_at, top_directions
 from tsr.cl.memory import TaskMemory
-from tsr.engine.results import Results
+from tsr.runs.results import Results
 from tsr.engine.rundir import RunDir
 from tsr.engine.run import execute, prepare
 from tsr.model.wavelet import filtered, haar2d, ihaar2d

@@ -88,7 +88,7 @@ def test_base_weights_are_bit_identical_after_training(make_config):
     # train through the same learner object the engine uses
     from tsr.engine.loop import run_stream
     from tsr.cl.memory import TaskMemory
-    from tsr.engine.results import Results
+    from tsr.runs.results import Results
     from tsr.engine.rundir import RunDir
 
     spec = plan.cfg.method

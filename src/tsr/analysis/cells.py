@@ -12,7 +12,7 @@ import math
 import statistics
 from typing import Any, Callable, Mapping
 
-from ..engine.results import Results, load_results
+from ..runs.results import Results, load_results
 from .numbers import number
 from .seeds import check_even, seed_label
 from .table import METRICS, RunSummary, mean_std, metric_value

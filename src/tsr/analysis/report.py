@@ -25,8 +25,8 @@ from pathlib import Path
 
 from ..version import __version__
 from ..atomic import write_text
-from ..engine.folders import refuse_own_file
-from ..engine.results import Results, load_results
+from ..runs.folders import refuse_own_file
+from ..runs.results import Results, load_results
 from ..errors import RunError, reason
 from .curves import loss_curves_figure
 from .heatmap import results_figure, routing_figure

@@ -13,8 +13,8 @@ import math
 from typing import Any
 
 from ..data.example import GEN_METRICS
-from ..engine.results import Results
-from ..engine.text_metrics import NAMES
+from ..runs.results import Results
+from ..runs.text_metrics import NAMES
 from .html import Cell, esc, figure, number, png_bytes, table, text
 from .seeds import seed_label, uneven
 from .table import LOSS_METRICS, METRICS, aggregate, gen_metrics, seed_sets

@@ -13,6 +13,7 @@ that have not finished are listed apart, so a grid in progress shows what it has
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 import statistics
@@ -23,10 +24,10 @@ from rich.table import Table
 
 from ..data.example import GEN_METRICS
 from ..data.records import read_yaml
-from ..engine import store
-from ..engine.progress import saved_step
-from ..engine.results import Results, load_results
-from ..engine.store import flatten
+from ..runs import store
+from ..runs.saved import saved_step
+from ..runs.results import Results, load_results
+from ..runs.grouping import flatten, of_records
 from ..errors import RunError
 from .numbers import number
 from .seeds import check_even, seed_label, uneven
@@ -54,6 +55,7 @@ class RunSummary:
     metrics: dict[str, float]
     config: dict[str, str] | None = None   # flattened `key.sub` -> value as YAML text
     completed: int | None = None           # tasks finished, when the run has not finished
+    grouping: dict | None = None           # what its run.json records to group it by (tsr.runs.grouping)
 
     @property
     def finished(self) -> bool:
@@ -91,14 +93,25 @@ def summarise(path: Path) -> RunSummary:
                            "sections that `tsr run` writes)")
         setting, flat = _setting(cfg), flatten(cfg)
     completed = None if results.finished else results.completed
-    return RunSummary(path, results.method, results.seed, setting, results.metrics(), flat, completed)
+    return RunSummary(path, results.method, results.seed, setting, results.metrics(), flat, completed,
+                      recorded_grouping(path))
+
+
+def recorded_grouping(path: Path) -> dict | None:
+    """The ``grouping`` a run's run.json records (None for a run made before runs recorded it)."""
+    try:
+        meta = json.loads((path / "run.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return meta.get("grouping") if isinstance(meta, dict) else None
 
 
 def summary_of_row(row: dict) -> RunSummary:
-    """A run as the results store (:mod:`tsr.engine.store`) holds it."""
+    """A run as the results store (:mod:`tsr.runs.store`) holds it."""
     cfg = row["config"]
     return RunSummary(Path(row["path"]), row["method"], row["seed"], _setting(cfg) if cfg else "run",
-                      row["metrics"], flatten(cfg) if cfg else None, None if row["finished"] else row["completed"])
+                      row["metrics"], flatten(cfg) if cfg else None, None if row["finished"] else row["completed"],
+                      row.get("grouping"))
 
 
 def summaries(paths: list[Path]) -> list[RunSummary]:
@@ -128,13 +141,15 @@ def run_labels(summaries: list[RunSummary]) -> Labels:
 
     The one function that names settings: a page or table labels every run it shows, finished
     or not, with one call of it, so a setting reads the same wherever it appears."""
+    grouping = of_records(s.grouping for s in summaries)
+
     def varying(group: list[RunSummary], wanted) -> list[str]:
-        return [k for k in store.varying_keys(s.config for s in group) if wanted(k)]
+        return [k for k in grouping.varying_keys(s.config for s in group) if wanted(k)]
 
     run_keys = varying(summaries, lambda k: not k.startswith("method."))
     labels = {}
     for s in summaries:
-        cfg = store.comparable(s.config)  # a key the run predates reads as its neutral value, not '-'
+        cfg = grouping.comparable(s.config)  # a key the run predates reads as its neutral value, not '-'
         setting = s.setting + "".join(f" · {k}={cfg.get(k, '-')}" for k in run_keys)
         same_method = [o for o in summaries if o.method == s.method]
         method_keys = varying(same_method, lambda k: k.startswith("method.") and k != "method.name")

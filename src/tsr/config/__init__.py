@@ -13,9 +13,9 @@ from .layers import (PRESET_DIR, _flat_keys, _read_yaml, annotated_yaml, apply_o
                      from_plain, load_config, load_preset, merge, model_layer, parse_override, preset_names,
                      resolve_layers, with_method)
 from ..model.settings import LoraConfig, ModelConfig
-from .sections import EvalConfig, LogConfig, RunConfig, StreamConfig, TrainConfig, neutral_keys
+from .sections import EvalConfig, LogConfig, RunConfig, StreamConfig, TrainConfig, grouping_of, neutral_keys
 
 __all__ = ["EvalConfig", "LogConfig", "LoraConfig", "ModelConfig", "PRESET_DIR", "RunConfig", "StreamConfig", "TrainConfig", "_flat_keys",
-           "_read_yaml", "annotated_yaml", "apply_override", "auto_targets_of", "config_sources", "dump_yaml", "from_plain",
+           "_read_yaml", "annotated_yaml", "apply_override", "auto_targets_of", "config_sources", "dump_yaml", "from_plain", "grouping_of",
            "load_config", "load_preset", "merge", "model_layer", "neutral_keys", "parse_override", "preset_names",
            "resolve_layers", "with_method"]

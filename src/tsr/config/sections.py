@@ -16,7 +16,8 @@ from ..data.names import MAX_RUN_NAME_BYTES, unsafe_reason
 from ..errors import ConfigError
 from ..methods.registry import MethodSpec, resolve_method
 from ..model.settings import CHECKPOINT_MINUTES, LoraConfig, ModelConfig
-from ..schema import neutral_values, require, result_data, setting, to_plain
+from ..runs.grouping import Grouping, value_text
+from ..schema import added, neutral_values, not_results, require, result_data, setting, to_plain
 
 # the largest seed the run index (SQLite) and torch's generators store: a signed 64-bit integer
 MAX_SEED = 2**63 - 1
@@ -93,23 +94,23 @@ class TrainConfig:
     per batch); `auto` = cached on CPU, hidden on GPUs"""
     teacher_cache_mb: float = 2048.0
     """memory budget of the teacher cache (changes speed, never results)"""
-    fused_head: bool | Literal["auto"] = setting("auto", neutral="auto")
+    fused_head: bool | Literal["auto"] = added("auto")
     """distilled batches (TSR's, LwF's KL over every attended position) compute the output head,
     cross-entropy, KL and their gradient in chunks of positions with no batch x length x vocabulary
     tensor kept (`tsr.cl.fused_head`): the same losses to float rounding, less time and memory on a
     large vocabulary. `auto`: from a vocabulary of 8192 words on (not on the bundled base, whose
     runs stay bit for bit as they were); `true`, `false`. Only for a plain frozen head (no LoRA on
     it, no final soft cap)"""
-    packing: bool = setting(False, neutral=False)
+    packing: bool = added(False)
     """training forwards lay each batch's examples end to end in as few rows as fit, each
     attending to itself only (`tsr.model.packing`): the same examples per step and the same
     losses to float rounding, less padding; teachers and evaluation stay unpacked"""
-    schedule: Literal["constant", "linear", "cosine"] = setting("constant", neutral="constant")
+    schedule: Literal["constant", "linear", "cosine"] = added("constant")
     """the learning rate over a task's steps (each task starts its own): `constant`, or after the
     warm-up a `linear` or `cosine` decay to zero at the task's last step"""
-    warmup: int = setting(0, neutral=0)
+    warmup: int = added(0)
     """steps of linear warm-up from zero at the start of each task"""
-    accumulate: int = setting(1, neutral=1)
+    accumulate: int = added(1)
     """batches whose gradients each optimiser step sums (each `batch_size` examples, drawn as a step
     draws one): an effective batch of `batch_size` x `accumulate`; `train.steps` counts optimiser steps"""
     checkpoint_minutes: float = setting(CHECKPOINT_MINUTES, result=False)
@@ -149,7 +150,7 @@ class EvalConfig:
     all_tasks: bool = False
     """evaluate every task after each task, and the zero-shot row before the first (implies full
     rows)"""
-    predictions: bool = setting(False, neutral=False)
+    predictions: bool = added(False)
     """also decode each scored task's test set greedily after each task: the answers go to
     `<run>/predictions/` (docs/rundir.md) and generation tasks are scored by their metric (ROUGE-L,
     edit similarity or SARI: docs/metrics.md) besides answer loss; without it generation tasks
@@ -249,6 +250,16 @@ class RunConfig:
         data["method"] = {"name": self.method.name, **result_data(self.method.params)}
         blob = json.dumps(data, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(blob.encode()).hexdigest()[:10]
+
+
+def grouping_of(cfg: RunConfig) -> Grouping:
+    """What the tables group this run's config by (:mod:`tsr.runs.grouping`), from the config's
+    declarations: the keys that never change results (and the seed), and the neutral value of
+    every key of the config and of its method's parameters that has one. Each run records it
+    in its ``run.json``."""
+    neutral = {**neutral_values(RunConfig),
+               **{f"method.{k}": v for k, v in neutral_values(type(cfg.method.params)).items()}}
+    return Grouping(frozenset({"seed", *not_results(RunConfig)}), {k: value_text(v) for k, v in neutral.items()})
 
 
 def neutral_keys() -> dict[str, Any]:

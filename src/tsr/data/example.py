@@ -53,7 +53,7 @@ class TaskKind(str, Enum):
             raise DataError(f"{where}: unknown task kind {value!r} (valid: {valid})") from None
 
 
-# The generation metrics a task may name (tsr.engine.text_metrics computes them; docs/metrics.md)
+# The generation metrics a task may name (tsr.runs.text_metrics computes them; docs/metrics.md)
 GEN_METRICS = ("rouge_l", "edit_sim", "sari")
 
 

@@ -21,7 +21,7 @@ from ..data.jsonl import prompts_from_jsonl
 from ..errors import ConfigError, RunError
 from ..model.generate import greedy_batch
 from ..model.learner import build_learner
-from .folders import refuse_own_file
+from ..runs.folders import refuse_own_file
 from .learner_dir import CONFIG, RUN, infer_kind, learner_config
 from .predict import decoded, model_input, scored_rows
 from .run import portable_fingerprint

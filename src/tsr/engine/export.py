@@ -28,10 +28,10 @@ from ..errors import RunError, TsrError, reason
 from ..model import export as peft_export
 from ..model.backbone import pretrained_args, resolve_source
 from ..model.settings import ModelConfig
-from .folders import refuse_own_file
+from ..runs.folders import refuse_own_file
 from .hub import check_repo, push_folder
 from .model_card import model_card
-from .results import Results, load_results
+from ..runs.results import Results, load_results
 from .run import portable_fingerprint
 from .rundir import RunDir
 

@@ -41,9 +41,9 @@ from ..data.names import unsafe_reason
 from ..data.records import read_yaml
 from ..errors import ConfigError, RunError
 from ..data.streams import load_stream
-from .lock import claim, make_folder
+from ..runs.lock import claim, make_folder
 from .run import Outcome, check_stream, draw_data, execute, portable_fingerprint
-from .folders import refuse_links
+from ..runs.folders import refuse_links
 from .rundir import RunDir
 
 CONFIG, STREAM, TASKS, RUN = "learner.yaml", "stream.yaml", "tasks", "run"
@@ -123,7 +123,7 @@ def learn(folder: Path, train: Path, test: Path | None = None, name: str | None 
     JSONL file (scored on ``test``; default: ``train`` itself), a folder with ``train.jsonl``
     and ``test.jsonl``, or ``BENCHMARK:TASK`` (a task of a bundled benchmark, e.g.
     ``synth-trace:stance``). Returns the run's outcome. ``trust_remote_code``: the learner's
-    config may run the model's own code. The folder is locked (:mod:`tsr.engine.lock`) before it
+    config may run the model's own code. The folder is locked (:mod:`tsr.runs.lock`) before it
     is read or written: a second call on it while one runs is refused and changes nothing."""
     with tempfile.TemporaryDirectory(prefix="tsr-task-") as scratch:
         task = _benchmark_task(str(train), Path(scratch)) if not Path(train).exists() else None
@@ -283,6 +283,6 @@ class RunDirState:
     def completed(self) -> int:
         if not self.results.is_file():
             return 0
-        from .results import load_results
+        from ..runs.results import load_results
 
         return load_results(self.results).completed

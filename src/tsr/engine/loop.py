@@ -33,9 +33,9 @@ from .lr_schedule import lr_at, scheduled
 from .parallel import SINGLE, Group
 from .predict import predict_tasks, round_folder
 from .progress import FOLDER, Checkpoints, TaskProgress, capture, drop_progress, misfit, restore, save_progress
-from .results import Results
+from ..runs.results import Results
 from .rundir import RunDir
-from .store import record_run
+from ..runs.store import record_run
 from .scalar_logs import ScalarLogs, scalar_logs
 
 

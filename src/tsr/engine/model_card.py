@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from ..version import __version__
-from .results import Results
+from ..runs.results import Results
 
 METRIC_NAMES = {"overall": "Overall", "plasticity": "Plasticity", "bwt": "BWT", "overall_loss": "Overall loss",
                 "plasticity_loss": "Plasticity loss", "bwt_loss": "BWT loss", "fwt": "FWT", "fwt_loss": "FWT loss"}

@@ -2,7 +2,7 @@
 
 With predictions on, scoring a task after a task also decodes every test prompt greedily
 (:func:`tsr.model.generate.greedy_batch`: batched, KV cache, stop at EOS) and scores each
-answer by the task's generation metric (:mod:`tsr.engine.text_metrics`; the task's
+answer by the task's generation metric (:mod:`tsr.runs.text_metrics`; the task's
 ``metric``), whose mean joins the results as the task's ``gen`` score. Exact match and answer
 loss stay the teacher-forced ones of :mod:`tsr.engine.evaluation`: one forward pass scores both,
 and the predictions only add. A prompt is the one the teacher-forced pass reads (cut from the
@@ -28,7 +28,7 @@ from ..data.example import Example, Stream
 from ..model.generate import greedy_batch
 from ..model.learner import Learner
 from .evaluation import EVAL_LOGITS_MB, Score, example_correct
-from .text_metrics import score
+from ..runs.text_metrics import score
 
 
 def prompt_ids(enc: Encoded, max_length: int, eos_id: int) -> list[int]:

@@ -43,8 +43,8 @@ from ..errors import RunError, reason
 from ..methods.base import MethodState
 from ..methods.context import TaskContext
 from ..rng import restore_rng, rng_state
+from ..runs.saved import FOLDER, saved_folder as _saved
 
-FOLDER = "progress"
 TENSOR_FILES = ("adapter.safetensors", "optimiser.safetensors", "method.safetensors", "rng.safetensors")
 
 
@@ -112,15 +112,6 @@ def save_progress(run_path: Path, progress: TaskProgress) -> None:
             shutil.rmtree(tmp)
 
 
-def _saved(run_path: Path) -> Path | None:
-    """The progress folder, or the previous one where a kill interrupted the swap (it is
-    whole: :func:`tsr.atomic.replace_dir` renames it aside before the new one moves in)."""
-    for name in (FOLDER, f".{FOLDER}.old"):
-        if (Path(run_path) / name).is_dir():
-            return Path(run_path) / name
-    return None
-
-
 def load_progress(run_path: Path, sealed_format: bool = True) -> TaskProgress:
     """The saved progress; raises ValueError (with the file it could not read) when it is
     missing a part, damaged or edited: its state.json is sealed as a whole (step, seconds, the
@@ -185,17 +176,6 @@ def drop_progress(run_path: Path) -> None:
 
 def has_progress(run_path: Path) -> bool:
     return _saved(run_path) is not None
-
-
-def saved_step(run_path: Path) -> tuple[int, int] | None:
-    """(task, step) of the saved progress, for listings; None when there is none or it cannot
-    be read (a resume then starts the task from its beginning)."""
-    folder = _saved(run_path)
-    try:
-        state = json.loads((folder / "state.json").read_text(encoding="utf-8")) if folder else None
-        return (int(state["task"]), int(state["step"])) if state else None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
 
 
 class Checkpoints:

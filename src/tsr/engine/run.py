@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from ..cl.memory import TaskMemory, load_memory
-from ..config import RunConfig, dump_yaml
+from ..config import RunConfig, dump_yaml, grouping_of
 from ..atomic import write_json
 from ..data.example import Stream
 from ..data.names import MAX_RUN_NAME_BYTES, unsafe_reason
@@ -28,11 +28,11 @@ from ..model.learner import build_learner
 from ..rng import numpy_rng
 from .loop import Plan, Reporter, notify, run_stream
 from .progress import TaskProgress, drop_progress, forget_steps_after, has_progress, load_progress
-from .results import Results, load_results
-from .lock import claim
+from ..runs.results import Results, load_results
+from ..runs.lock import claim
 from . import parallel
 from .machine import describe
-from .store import record_run
+from ..runs.store import record_run
 from .rundir import RunDir
 
 
@@ -142,7 +142,8 @@ def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False, 
     fingerprint = portable_fingerprint(cfg) if grow else cfg.fingerprint()
     meta = {"fingerprint": fingerprint, "data_digest": stream.digest(), "stream": stream.name,
             "tasks": stream.names, "method": spec.name, "seed": cfg.seed,
-            "machine": describe(plan.learner.device, plan.learner.compiled, group.size)}
+            "machine": describe(plan.learner.device, plan.learner.compiled, group.size),
+            "grouping": grouping_of(cfg).record()}
     if group.size > 1:
         if grow:
             raise RunError("a persistent learner (`tsr learn`) runs in one process; launch it without "

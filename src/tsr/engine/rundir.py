@@ -33,8 +33,8 @@ from ..atomic import (SELF, append_jsonl, check_seal, read_tensors, remove_lefto
 from ..data.records import parse_jsonl_lines, read_jsonl
 from ..errors import RunError, TsrError, reason
 from ..methods.base import MethodState
-from .folders import refuse_links
-from .results import Results, load_results
+from ..runs.folders import refuse_links
+from ..runs.results import Results, load_results
 
 # run.json's "checksums": 2 says that every manifest of the run is sealed (tsr.atomic.sealed) and its
 # replay data checksummed; a run made before (no such key) reads them unchecked where they are absent

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..errors import ConfigError
-from .results import Results
+from ..runs.results import Results
 
 
 class Sink(Protocol):

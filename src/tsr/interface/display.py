@@ -13,8 +13,8 @@ from rich.table import Table
 from ..analysis.numbers import number
 from ..engine.loop import Plan
 from ..data.example import GEN_METRICS
-from ..engine.results import Results
-from ..engine.text_metrics import NAMES
+from ..runs.results import Results
+from ..runs.text_metrics import NAMES
 from . import banner
 from .console import plain_console
 

@@ -42,7 +42,7 @@ from ..cl.sig_pack import shape as signature_shape
 from ..cl.signature_file import read_signature_file
 from ..cl.losses import KD_TEMPERATURE
 from ..cl.signatures import PROBE_BATCHES, SIGNATURES, similarity, take
-from ..schema import infinite, require, setting
+from ..schema import added, infinite, require, setting
 from .base import Method, MethodState, Scope, ce_and_distillation, require_replay
 from .context import Draw, RunFacts, TaskContext
 from .distill.shape import shape
@@ -59,8 +59,8 @@ class TSRParams:
     alpha: float = REPLAY_RATIO
     probe: str = "gradb"
     probe_batches: int = PROBE_BATCHES
-    signatures: str = setting("", neutral="")
-    signatures_proxy: bool = setting(False, neutral=False)
+    signatures: str = added("")
+    signatures_proxy: bool = added(False)
     tau: float = infinite(0.1)  # inf: uniform routing
     uniform_mix: float = 0.0
     replay: Literal["routed", "uniform"] = "routed"
@@ -68,16 +68,16 @@ class TSRParams:
     kd_weight: float = 0.5
     kd_temperature: float = KD_TEMPERATURE
     kd_mask: Literal["attended", "answer"] = "attended"
-    kd_timing: Literal["interleaved", "posthoc"] = setting("interleaved", neutral="interleaved")
-    kd_posthoc: float = setting(0.2, neutral=0.2)
-    kd_reshape: Literal["none", "amplify", "residual", "repel", "selective"] = setting("none", neutral="none")
-    kd_gamma: float = setting(4.0, neutral=4.0)
-    kd_repel: float = setting(1e-3, neutral=1e-3)
-    need: Literal["none", "loss"] = setting("none", neutral="none")
-    need_weight: float = setting(0.5, neutral=0.5)
-    need_floor: float = setting(0.5, neutral=0.5)
-    need_gate: str = setting("", neutral="")
-    need_gate_min: float = setting(0.05, neutral=0.05)
+    kd_timing: Literal["interleaved", "posthoc"] = added("interleaved")
+    kd_posthoc: float = added(0.2)
+    kd_reshape: Literal["none", "amplify", "residual", "repel", "selective"] = added("none")
+    kd_gamma: float = added(4.0)
+    kd_repel: float = added(1e-3)
+    need: Literal["none", "loss"] = added("none")
+    need_weight: float = added(0.5)
+    need_floor: float = added(0.5)
+    need_gate: str = added("")
+    need_gate_min: float = added(0.05)
 
     def check(self, path: str) -> None:
         require(0.0 <= self.alpha <= 1.0, f"{path}.alpha", "replay ratio must be in [0, 1]")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..schema import require, setting
+from ..schema import added, require, setting
 
 # the reference paper's LoRA targets: the attention projections q, k, v, o
 QKVO = ("q_proj", "k_proj", "v_proj", "o_proj")
@@ -36,13 +36,13 @@ class ModelConfig:
     checks the folder is that architecture and says what to download when it is missing"""
     dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     """`auto` (bf16 on CUDA where supported, fp32 elsewhere), `float32`, `bfloat16`, `float16`"""
-    adapter_dtype: Literal["float32", "bfloat16"] = setting("float32", neutral="float32")
+    adapter_dtype: Literal["float32", "bfloat16"] = added("float32")
     """dtype of the trainable adapter parameters and their optimiser state: `float32` (PEFT's
     default, upcast over a bf16 base) or `bfloat16` (as the reference paper's code trains its
     LoRA factors on GPU)"""
     device: str = "auto"
     """`auto`, `cpu`, `cuda`, `cuda:N`, `mps`"""
-    revision: str | None = setting(None, neutral=None)
+    revision: str | None = added(None)
     """a hub id's branch, tag or commit to load (passed to `from_pretrained`; a commit hash pins
     the weights the run used); null: the hub's default branch. Only for a hub id"""
     trust_remote_code: bool = False
@@ -55,7 +55,7 @@ class ModelConfig:
     """wrap prompts in the tokenizer's chat template (the paper uses raw prompts)"""
     threads: int = setting(0, result=False)
     """torch CPU threads (0 = torch's default)"""
-    compile: bool | Literal["auto"] = setting(False, neutral=False)
+    compile: bool | Literal["auto"] = added(False)
     """`true`: each transformer block is compiled in place (`torch.compile(dynamic=True)`, regional
     compilation: the model's blocks share one graph, so a process compiles one block for each
     adapter configuration), and the batch forwards (training, evaluation, teachers, signatures)
@@ -69,13 +69,13 @@ class ModelConfig:
     """recompute each transformer block's activations in the backward pass instead of keeping
     them: less memory, more time per step, the same results (not part of the fingerprint).
     Runs the blocks eager (`model.compile` is not applied to them)"""
-    quantization: Literal["none", "4bit", "8bit"] = setting("none", neutral="none")
+    quantization: Literal["none", "4bit", "8bit"] = added("none")
     """load the frozen base quantised through bitsandbytes, with the LoRA adapter on top in
     `adapter_dtype` (QLoRA): `4bit` (NF4 with double quantisation, computing in `dtype`, as the
     QLoRA paper does) or `8bit` (LLM.int8()); on a CUDA device only (refused elsewhere), with the
     `bitsandbytes` package. The exported adapter is an ordinary PEFT adapter for the
     unquantised base. `none`: the base in `dtype`"""
-    autocast: Literal["none", "bfloat16", "float16"] = setting("none", neutral="none")
+    autocast: Literal["none", "bfloat16", "float16"] = added("none")
     """run the frozen base's forwards under `torch.autocast` in this dtype (`float16`: on CUDA only);
     the adapter's factors and their optimiser stay in `adapter_dtype`. `none`: the model's dtype"""
 

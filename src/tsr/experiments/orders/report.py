@@ -114,7 +114,7 @@ def between_markdown(vs: dict) -> str:
 
 
 def routing_ratio(r, i: int) -> float | None:
-    """The routed replay task ``i`` of a run (:class:`tsr.engine.results.Results`) got from the
+    """The routed replay task ``i`` of a run (:class:`tsr.runs.results.Results`) got from the
     tasks trained after it: at each later task that logged routing weights, its weight times the
     number of past tasks there (1 = an even split, what ER's replay gives each past task), averaged
     over those tasks; None where none did (ER, SeqFT, the task trained last)."""
@@ -127,7 +127,7 @@ def routing_ratio(r, i: int) -> float | None:
 def per_task(results: dict[str, dict[str, list]]) -> dict[str, dict[str, dict]]:
     """Where each order's Overall comes from: ``{method: {order: {task: cell}}}`` over the
     classification tasks (the ones Overall averages), from finished runs' results
-    (:class:`tsr.engine.results.Results`, grouped by method and order). A cell holds the task's
+    (:class:`tsr.runs.results.Results`, grouped by method and order). A cell holds the task's
     final accuracy and its accuracy right after its own training (mean, std, n over seeds), its
     position in the order (1-based; an order is the same on every seed) and, for methods that
     route replay, its :func:`routing_ratio` (``routing``: mean, std, n over seeds)."""

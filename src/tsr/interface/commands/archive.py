@@ -19,7 +19,7 @@ does not have (docs/rundir.md)."""
 
 
 def cmd_archive(args: argparse.Namespace, console: Console) -> int:
-    from ...engine.archive import archive, restore
+    from ...runs.archive import archive, restore
 
     folder, file = Path(args.folder), Path(args.file)
     if args.restore:

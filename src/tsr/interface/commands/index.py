@@ -14,7 +14,7 @@ EXAMPLES = """example:
 
 
 def cmd_index(args: argparse.Namespace, console: Console) -> int:
-    from ...engine.store import INDEX, rebuild
+    from ...runs.store import INDEX, rebuild
 
     count = rebuild(Path(args.folder))
     console.print(f"indexed {count} run(s) into {Path(args.folder) / INDEX}")

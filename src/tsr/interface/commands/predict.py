@@ -17,7 +17,7 @@ Records with an answer are scored as a run's predictions are; the summary covers
 
 def summary(answered) -> str:
     """The scores of :class:`tsr.engine.answer_file.Answered` in one line ('' when nothing was scored)."""
-    from ...engine.text_metrics import NAMES
+    from ...runs.text_metrics import NAMES
 
     if not answered.scored:
         return ""

@@ -15,8 +15,8 @@ EXAMPLES = """example:
 
 def cmd_show(args: argparse.Namespace, console: Console) -> int:
     from ...analysis.machines import machine_label, run_machine
-    from ...engine.progress import saved_step
-    from ...engine.results import load_results
+    from ...runs.saved import saved_step
+    from ...runs.results import load_results
     from ...engine.rundir import method_meta, phase_seconds
     from ..display import method_meta_lines, metrics_table, phases_line, results_table
 

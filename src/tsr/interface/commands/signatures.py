@@ -29,7 +29,7 @@ def cmd_signatures(args: argparse.Namespace, console: Console) -> int:
     from ...cl.signature_file import write_signature_file
     from ...cl.signatures import signature_names, take
     from ...config import load_config
-    from ...engine.folders import refuse_own_file
+    from ...runs.folders import refuse_own_file
     from ...experiments.probe.plan import load_probe_stream
     from ...experiments.signatures.run import probe_batches
     from ...model.learner import build_learner

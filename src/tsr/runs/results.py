@@ -4,7 +4,7 @@ With ``eval.predictions``, also ``gen[after][on]``: each task's score by its own
 metric (``gen_metrics[on]``: ``rouge_l``, ``edit_sim``, ``sari``, or None for a task without one).
 
 ``results.json`` is the complete record; every metric is recomputed from it by
-:func:`tsr.engine.metrics.stream_metrics`, never stored separately from the matrices it comes from.
+:func:`tsr.runs.metrics.stream_metrics`, never stored separately from the matrices it comes from.
 """
 
 from __future__ import annotations
@@ -79,7 +79,7 @@ class Results:
             self.zero_shot["gen"] = self._gen_row(scores)
 
     def metrics(self) -> dict[str, float | None]:
-        """Overall, Plasticity, BWT and their twins (:mod:`tsr.engine.metrics`), recomputed from the
+        """Overall, Plasticity, BWT and their twins (:mod:`tsr.runs.metrics`), recomputed from the
         matrices; None for a metric over no task, as results.json holds it; empty until finished."""
         if not self.finished:
             return {}

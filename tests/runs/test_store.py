@@ -6,7 +6,7 @@ import sqlite3
 
 from tsr.analysis import table
 from tsr.interface.cli import main
-from tsr.engine import store
+from tsr.runs import store
 from tsr.engine.run import execute
 
 

@@ -1,4 +1,4 @@
-"""One process per run folder and per learner folder (tsr.engine.lock): a second process is
+"""One process per run folder and per learner folder (tsr.runs.lock): a second process is
 refused with one line and changes nothing, whatever its temporary folder; the first one's
 work ends as if it had been alone."""
 
@@ -152,7 +152,7 @@ def test_a_run_folder_is_created_only_under_its_out_dirs_lock(make_config, monke
     """A run folder is created under its out_dir's lock, and locked before that lock is let go: a
     process that finds the out_dir held (another one creating a run there) waits for it, and
     refuses with one line if it stays held, having written nothing."""
-    from tsr.engine import lock
+    from tsr.runs import lock
     from tsr.engine.run import execute
     from tsr.errors import RunError
 

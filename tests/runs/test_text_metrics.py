@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from tsr.data.example import GEN_METRICS, Example, Task, TaskKind
-from tsr.engine.metrics import generation_metrics
-from tsr.engine.text_metrics import edit_similarity, rouge_l, sari, sari_source, score
+from tsr.runs.metrics import generation_metrics
+from tsr.runs.text_metrics import edit_similarity, rouge_l, sari, sari_source, score
 from tsr.errors import DataError
 
 

@@ -2,7 +2,8 @@
 
 ``<out_dir>/index.sqlite`` holds one row per run (its folder, config fingerprint, method,
 stream, seed, how far it got, the flattened config and the config keys that vary between the
-runs of the folder, the results matrices and metrics, its time) and one row per finished task
+runs of the folder, what its run.json records to group it by (:mod:`tsr.runs.grouping`), the
+results matrices and metrics, its time) and one row per finished task
 (scores after it, routing and other task info, its time and phases). Runs update it as each
 task finishes, one transaction per update, so a reader never sees half a run. The folders stay
 the truth: the index is derived from them, :func:`refresh` brings it up to date (runs added,
@@ -23,72 +24,28 @@ import time
 from pathlib import Path
 from typing import Any, Iterable
 
-import yaml
-
 from ..atomic import _umask, strict
-from ..config import RunConfig, neutral_keys
-from ..config.sections import MAX_SEED
 from ..data.records import read_yaml
-from ..schema import not_results
 from ..errors import RunError
 from .folders import refuse_linked_file
+from .grouping import flatten, of_records
 from .results import load_results
 
 INDEX = "index.sqlite"
-# Keys that never separate runs: the seed varies within a cell; the rest do not change results
-# (declared so in the config: tsr.schema.setting(result=False)).
-_NOT_RESULTS = not_results(RunConfig)
-NOT_A_SETTING = ("seed", *(k for k in _NOT_RESULTS if not k.endswith(".")))
-NOT_A_SETTING_PREFIXES = tuple(k for k in _NOT_RESULTS if k.endswith("."))
+MAX_SEED = 2**63 - 1  # SQLite's largest integer
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     path TEXT PRIMARY KEY, name TEXT, fingerprint TEXT, method TEXT, stream TEXT, seed INTEGER,
     completed INTEGER, tasks INTEGER, finished INTEGER, config TEXT, varying TEXT,
-    results TEXT, metrics TEXT, seconds REAL, results_mtime REAL, updated REAL, digest TEXT);
+    results TEXT, metrics TEXT, seconds REAL, results_mtime REAL, updated REAL, digest TEXT, grouping TEXT);
 CREATE TABLE IF NOT EXISTS tasks (
     path TEXT, idx INTEGER, name TEXT, kind TEXT, acc TEXT, loss TEXT, info TEXT, seconds REAL,
     phases TEXT, PRIMARY KEY (path, idx));
 """
-
-
-def flatten(data: dict, prefix: str = "") -> dict[str, str]:
-    """``{"a": {"b": 1}}`` as ``{"a.b": "1"}`` (values as compact YAML text, so they compare)."""
-    out: dict[str, str] = {}
-    for key, value in data.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and value and key != "options":
-            out.update(flatten(value, name + "."))
-        else:
-            out[name] = _text(value)
-    return out
-
-
-def _text(value: Any) -> str:
-    return yaml.safe_dump(value, default_flow_style=True, width=10**6).strip().removesuffix("\n...")
-
-
-def is_setting(key: str) -> bool:
-    """Whether a config key can separate runs (not the seed, nor where or how a run is logged)."""
-    return key not in NOT_A_SETTING and not key.startswith(NOT_A_SETTING_PREFIXES)
-
-
-def comparable(config: dict[str, str] | None) -> dict[str, str]:
-    """A flattened config as runs are grouped by: a key added after the run was saved reads as
-    its neutral value (:func:`tsr.config.neutral_keys`), and ``eval.extra_tokens`` counts only
-    with predictions on."""
-    out = {**{k: _text(v) for k, v in neutral_keys().items()}, **(config or {})}
-    if out.get("eval.predictions") != "true":
-        out.pop("eval.extra_tokens", None)
-    return out
-
-
-def varying_keys(configs: Iterable[dict[str, str] | None]) -> list[str]:
-    """The flattened config keys whose values differ between ``configs`` (settings only; see
-    :func:`comparable`)."""
-    configs = [comparable(c) for c in configs]
-    keys = sorted({k for c in configs for k in c})
-    return [k for k in keys if is_setting(k) and len({c.get(k) for c in configs}) > 1]
+RUN_COLUMNS = ("path", "name", "fingerprint", "method", "stream", "seed", "completed", "tasks", "finished", "config",
+               "varying", "results", "metrics", "seconds", "results_mtime", "updated", "digest", "grouping")
+ADDED_COLUMNS = ("digest", "grouping")  # columns an index made before them lacks
 
 
 def run_folders(root: Path) -> list[Path]:
@@ -122,8 +79,10 @@ def _connect(path: Path) -> sqlite3.Connection:
     new = not path.exists()
     conn = sqlite3.connect(path, timeout=30)
     conn.executescript(SCHEMA)
-    if "digest" not in {row[1] for row in conn.execute("PRAGMA table_info(runs)")}:  # an index made before
-        conn.execute("ALTER TABLE runs ADD COLUMN digest TEXT")
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(runs)")}
+    for column in ADDED_COLUMNS:
+        if column not in columns:  # an index made before the column
+            conn.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
     if new:
         os.chmod(path, 0o666 & ~_umask())
     return conn
@@ -149,9 +108,10 @@ def _rows(root: Path, run: Path) -> tuple[tuple, list[tuple]]:
                 seconds[event.get("task")] = event.get("seconds")
                 phases[event.get("task")] = event.get("phases")
     try:  # run.json: what `tsr run` wrote when it created the folder
-        fingerprint = json.loads((run / "run.json").read_text(encoding="utf-8")).get("fingerprint")
+        meta = json.loads((run / "run.json").read_text(encoding="utf-8"))
+        fingerprint, grouping = meta.get("fingerprint"), meta.get("grouping")
     except (OSError, ValueError, AttributeError):
-        fingerprint = None
+        fingerprint, grouping = None, None
     stream = str((config.get("stream") or {}).get("source", ""))
     if not 0 <= results.seed <= MAX_SEED:  # a run made before seeds were bounded: SQLite cannot hold it
         raise RunError(f"{results_path}: seed {results.seed} is past 2^63 - 1, which the index cannot hold; "
@@ -161,7 +121,7 @@ def _rows(root: Path, run: Path) -> tuple[tuple, list[tuple]]:
            len(results.tasks), int(results.finished), json.dumps(config, sort_keys=True), "[]",
            json.dumps(data), json.dumps(data["metrics"]),
            sum(s for s in seconds.values() if isinstance(s, (int, float))),
-           results_path.stat().st_mtime, time.time(), digest(run))
+           results_path.stat().st_mtime, time.time(), digest(run), json.dumps(grouping))
     tasks = [(str(run.resolve()), t, results.tasks[t], results.kinds[t], json.dumps(results.acc[t]),
               json.dumps(results.loss[t]), json.dumps(results.task_info[t] if t < len(results.task_info) else {}),
               seconds.get(t), json.dumps(phases.get(t))) for t in range(results.completed)]
@@ -176,11 +136,14 @@ def _write(conn: sqlite3.Connection, rows: list[tuple[tuple, list[tuple]]], drop
             conn.execute("DELETE FROM runs WHERE path = ?", (path,))
             conn.execute("DELETE FROM tasks WHERE path = ?", (path,))
         for row, tasks in rows:
-            conn.execute("INSERT OR REPLACE INTO runs VALUES (" + ",".join("?" * len(row)) + ")", row)
+            # by name: an index that gained a column later (ADDED_COLUMNS) holds it at its end
+            conn.execute(f"INSERT OR REPLACE INTO runs ({', '.join(RUN_COLUMNS)}) VALUES ("
+                         + ",".join("?" * len(row)) + ")", row)
             conn.execute("DELETE FROM tasks WHERE path = ?", (row[0],))
             conn.executemany("INSERT INTO tasks VALUES (?,?,?,?,?,?,?,?,?)", tasks)
-        configs = [flatten(json.loads(cfg)) for (cfg,) in conn.execute("SELECT config FROM runs")]
-        varying = json.dumps(varying_keys(configs))
+        stored = list(conn.execute("SELECT config, grouping FROM runs"))
+        grouping = of_records(json.loads(g) if g else None for _, g in stored)
+        varying = json.dumps(grouping.varying_keys(flatten(json.loads(cfg)) for cfg, _ in stored))
         conn.execute("UPDATE runs SET varying = ?", (varying,))
 
 
@@ -251,6 +214,7 @@ def runs(conn: sqlite3.Connection, where: Path | str = INDEX) -> list[dict[str, 
     out = []
     for values in cursor:
         row = dict(zip(names, values))
+        row["grouping"] = json.loads(row["grouping"]) if row.get("grouping") else None
         for key in ("config", "varying", "results", "metrics"):
             try:
                 row[key] = json.loads(row[key])

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tsr.analysis.table import summarise
-from tsr.engine import archive
+from tsr.runs import archive
 from tsr.engine.run import execute
 from tsr.interface.cli import main
 

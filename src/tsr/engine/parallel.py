@@ -139,14 +139,12 @@ def current() -> Group:
 
 def replica_folder(group: Group, main: Path, name: str) -> Path:
     """A private copy of the run folder ``main`` for a process other than the first: what the
-    run had saved when the processes started (or nothing), in a temporary folder beside none of
-    the run's own. Called by every process between two barriers, so the first process has
-    created the folder and touched nothing in it yet."""
+    run had saved when the processes started, in a temporary folder of its own. Called between
+    two barriers, so the first process has created the folder and touched nothing in it yet."""
     import tempfile
 
     root = Path(tempfile.mkdtemp(prefix=f"tsr-rank{group.rank}-"))
     atexit.register(shutil.rmtree, root, True)
     copy = root / name
-    if main.exists():
-        shutil.copytree(main, copy, symlinks=True)
+    shutil.copytree(main, copy, symlinks=True)
     return copy

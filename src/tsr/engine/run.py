@@ -173,8 +173,7 @@ def _replica(plan: Plan, spec: MethodSpec, run: RunDir, fingerprint: str) -> Out
     copy = RunDir(parallel.replica_folder(group, run.path, run.path.name))
     group.barrier()
     plan.cfg = dataclasses.replace(plan.cfg, out_dir=str(copy.path.parent))
-    with claim(copy.path, f"run directory {copy.path}", lambda: None if copy.exists() else copy.create(
-            dump_yaml(plan.cfg), {**run.meta()} if run.exists() else {}), False, "out_dir"):
+    with claim(copy.path, f"run directory {copy.path}", lambda: None, False, "out_dir"):
         return _execute(plan, spec, copy, None, False, fingerprint)
 
 

@@ -65,7 +65,8 @@ class Learner:
         batch = batch.to(self.device)
         packing = self._packing(batch)
         if packing is not None:
-            return self._head(self._packed_hidden(packing))
+            with self.autocasting():
+                return self._head(self._packed_hidden(packing))
         return self._forward(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits.float()
 
     def answer_logits(self, batch: Batch) -> tuple[torch.Tensor, torch.Tensor]:
@@ -83,7 +84,8 @@ class Learner:
         start = first_answer_position(batch.labels)
         packing = self._packing(batch)
         if packing is not None:
-            return self._head(self._packed_hidden(packing)[:, start:]), batch.labels[:, start:]
+            with self.autocasting():
+                return self._head(self._packed_hidden(packing)[:, start:]), batch.labels[:, start:]
         keep = {"logits_to_keep": batch.input_ids.shape[1] - start} if start > 0 and self.keeps_logits else {}
         out = self._forward(input_ids=batch.input_ids, attention_mask=batch.attention_mask, **keep).logits.float()
         return out[:, out.shape[1] - (batch.input_ids.shape[1] - start):], batch.labels[:, start:]
@@ -103,21 +105,24 @@ class Learner:
         packing = pack(batch.input_ids, batch.attention_mask, self.encoder.pad_id)
         return packing if packing.rows < batch.size else None
 
-    def _packed_hidden(self, packing: Packing) -> torch.Tensor:
-        """The decoder's last hidden states of a packed batch, in the batch's own rows."""
+    def _decoder(self, **inputs) -> torch.Tensor:
+        """The decoder's last hidden states (gradients flow): compiled where configured and no
+        hook is set, under autocast where configured."""
         decoder = self.model.get_base_model().get_decoder()
         hooked = self.compiled and has_forward_hooks(self.hookable or self.model.modules())
         with eager_execution() if hooked else nullcontext(), self.autocasting():
-            out = decoder(input_ids=packing.input_ids, position_ids=packing.position_ids, attention_mask=None,
-                          use_cache=False).last_hidden_state
+            return decoder(use_cache=False, **inputs).last_hidden_state
+
+    def _packed_hidden(self, packing: Packing) -> torch.Tensor:
+        """The decoder's last hidden states of a packed batch, in the batch's own rows."""
+        out = self._decoder(input_ids=packing.input_ids, position_ids=packing.position_ids, attention_mask=None)
         return unpack(out, packing)
 
     def _head(self, hidden: torch.Tensor) -> torch.Tensor:
         """Float32 logits of the output head (with a final soft cap where the model has one), as
         the model's forward computes them from ``hidden``; gradients flow."""
         base = self.model.get_base_model()
-        with self.autocasting():
-            logits = base.get_output_embeddings()(hidden.to(self.device))
+        logits = base.get_output_embeddings()(hidden.to(self.device))
         cap = getattr(base.config, "final_logit_softcapping", None)
         if cap:
             logits = torch.tanh(logits / cap) * cap
@@ -159,11 +164,7 @@ class Learner:
         packing = self._packing(batch)
         if packing is not None:
             return self._packed_hidden(packing)
-        decoder = self.model.get_base_model().get_decoder()
-        hooked = self.compiled and has_forward_hooks(self.hookable or self.model.modules())
-        with eager_execution() if hooked else nullcontext(), self.autocasting():
-            return decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask,
-                           use_cache=False).last_hidden_state
+        return self._decoder(input_ids=batch.input_ids, attention_mask=batch.attention_mask)
 
     @property
     def vocab_size(self) -> int:
@@ -177,12 +178,7 @@ class Learner:
     def head_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """Float32 logits of the output head for last hidden states, as the model's forward
         computes them (with the final soft cap of models that have one, e.g. Gemma 2)."""
-        base = self.model.get_base_model()
-        logits = base.get_output_embeddings()(hidden.to(self.device))
-        cap = getattr(base.config, "final_logit_softcapping", None)
-        if cap:
-            logits = torch.tanh(logits / cap) * cap
-        return logits.float()
+        return self._head(hidden)
 
     @torch.no_grad()
     def greedy(self, prompt_ids: list[int], max_new_tokens: int, cache: bool = False) -> list[int]:

@@ -17,7 +17,7 @@ import tempfile
 import time
 
 from tsr.data.synth.streams import SYNTH_TRACE
-from tsr.engine.compare import plan_points, run_sweep
+from tsr.engine.grid import plan_points, run_sweep
 from tsr.engine.executor import Executor
 
 

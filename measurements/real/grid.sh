@@ -9,7 +9,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 . .venv/bin/activate
-RUNS=${TSR_REAL_RUNS:-/work/runs/real}
+RUNS=${TSR_REAL_RUNS:-runs/real}  # under the checkout (ignored by git)
 SEEDS=${1:-0,1,2,3,4}
 METHODS=${2:-seqft,er,tsr}
 lane() {

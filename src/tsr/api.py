@@ -98,7 +98,7 @@ def compare(config: Config = None, overrides: Sequence[str] = (), *, methods: st
     """A grid of runs of one config (``tsr compare``): every method (None: every built-in method
     and preset) with every seed, ``workers`` at a time. Returns each (method, seed)'s run
     directory; finished runs are reused, interrupted ones resume."""
-    from .engine.compare import plan_points, run_sweep
+    from .engine.grid import plan_points, run_sweep
 
     cfg = resolve(config, overrides)
     workers = _workers(workers)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import types
+from importlib import import_module
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
 from .errors import ConfigError
@@ -255,10 +256,21 @@ def to_plain(obj: Any) -> Any:
     return obj
 
 
+def defined(where: str) -> Any:
+    """The value named ``"module:NAME"`` (or ``"module:Class.field"``, a dataclass field's
+    default), imported on this call: a default defined once where it belongs, which a flag or
+    an audit's params stand for without importing that module before it is needed."""
+    module, _, name = where.partition(":")
+    found: Any = import_module(module)
+    for part in name.split("."):
+        found = getattr(found, part)
+    return found
+
+
 def require(condition: bool, path: str, message: str) -> None:
     """Range check helper for ``check`` hooks."""
     if not condition:
         raise ConfigError(f"config key '{path}': {message}")
 
 
-__all__ = ["build", "coerce", "infinite", "neutral_values", "not_results", "require", "result_data", "setting", "to_plain"]
+__all__ = ["build", "coerce", "defined", "infinite", "neutral_values", "not_results", "require", "result_data", "setting", "to_plain"]

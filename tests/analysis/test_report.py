@@ -272,7 +272,7 @@ def _kd_audit(folder: Path) -> None:
     from tsr.experiments.kd.report import write_kd_report
     from tsr.analysis.table import RunSummary
     from tsr.analysis.cells import cells
-    from tsr.engine.compare import Point
+    from tsr.engine.grid import Point
 
     runs = {Point("tsr", s, (f"method.reference={t}",), t): RunSummary(Path(f"/r/{t}{s}"), "tsr", s, "toy",
                                                                         {"overall": v, "plas": v, "bwt": 0.0})

@@ -8,7 +8,7 @@ from tsr.analysis.cells import cell_seeds, cells, check_cells, covered
 from tsr.analysis.seeds import check_even, seed_label, uneven
 from tsr.analysis.table import RunSummary
 from tsr.errors import RunError
-from tsr.experiments.grid import Point
+from tsr.engine.grid import Point
 
 
 @pytest.mark.parametrize("seeds,label", [

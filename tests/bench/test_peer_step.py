@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from benchscripts import load_bench
+from repo_scripts import load_script
 
 pytest.importorskip("trl", reason="TRL is not installed (pip install 'tsr[peer]')")
 
 
 def _script():
-    return load_bench("peer_step")
+    return load_script("bench", "peer_step")
 
 
 def test_both_sides_see_the_same_tokens_and_the_same_first_loss(tmp_path):

@@ -45,6 +45,34 @@ def test_module_table_is_generated_from_the_package():
         "docs/architecture.md's module table is stale: regenerate it with `python tests/docs/test_architecture_doc.py`"
 
 
+def drawn_layers(text: str) -> list[str]:
+    """The layer folders of the drawing under "The house in one screen", top to bottom, and the
+    foundation (its last line)."""
+    house = text.split("## The house in one screen", 1)[1].split("```", 2)[1]
+    folders = re.findall(r"^  ([a-z]+)/ ", house, re.M)
+    return folders + (["foundation"] if re.search(r"^  errors .* the foundation", house, re.M) else [])
+
+
+def enforced_layers() -> list[str]:
+    """``LAYERS`` of tests/invariants/test_layers.py (bottom to top), read without importing it."""
+    tree = ast.parse((ROOT / "tests" / "invariants" / "test_layers.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "LAYERS" for t in node.targets):
+            return ast.literal_eval(node.value)
+    raise AssertionError("tests/invariants/test_layers.py defines no LAYERS")
+
+
+def test_the_drawing_is_the_layer_order_the_layer_test_enforces():
+    drawn = drawn_layers(DOC.read_text(encoding="utf-8"))
+    assert drawn == enforced_layers()[::-1], \
+        f"docs/architecture.md draws the layers {drawn}; tests/invariants/test_layers.py enforces {enforced_layers()[::-1]}"
+
+
+def test_a_drawing_out_of_order_is_caught():
+    text = "## The house in one screen\n```\n  engine/ x\n  data/ y\n  errors rng  the foundation\n```\n"
+    assert drawn_layers(text) == ["engine", "data", "foundation"] != enforced_layers()[::-1]
+
+
 def test_every_module_has_a_docstring():
     assert [m for m in modules() if not summary((PACKAGE / m).read_text(encoding="utf-8"))] == []
 

@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
-LINK = re.compile(r"\]\((\.\./|\./)?((?:src|bench|tests|docs)/[^)#\s]+)")
+LINK = re.compile(r"\]\((\.\./|\./)?((?:src|bench|stress|studies|tests|docs)/[^)#\s]+)")
 # a module of this package named by its path under src/tsr (lower case: `model/Regular/EWC.py` is
 # another project's file, cited)
 MODULE = re.compile(r"`((?:analysis|cl|config|data|engine|experiments|interface|methods|model)/[a-z0-9_/]+\.py)`")

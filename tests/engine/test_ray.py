@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tsr.engine.compare import plan_points, run_sweep
+from tsr.engine.grid import plan_points, run_sweep
 from tsr.engine.executor import Executor
 from tsr.errors import ConfigError
 

@@ -76,7 +76,7 @@ def test_backward_step_sums_the_gradients_of_its_batches(make_config):
     """Accumulating two batches gives the gradient of their mean loss (each loss / 2)."""
     from tsr.cl.teachers import Teachers
     from tsr.engine.run import prepare
-    from tsr.methods.context import TaskContext
+    from tsr.engine.streams import task_context
     from tsr.methods.seqft import SeqFT
     from tsr.methods.base import NoParams
 
@@ -85,7 +85,7 @@ def test_backward_step_sums_the_gradients_of_its_batches(make_config):
     params = learner.adapter.trainable()
 
     def ctx():
-        return TaskContext(0, plan.stream[0], list(plan.train[0]), learner, (), 0, 4, Teachers(learner, "batch"), 6)
+        return task_context(0, plan.stream[0], list(plan.train[0]), learner, (), 0, 4, Teachers(learner, "batch"), 6)
 
     method = SeqFT(NoParams())
     c = ctx()

@@ -1,11 +1,11 @@
-"""tsr compare --vary: a config key's values as variants of the grid (tsr.experiments.grid.plan_sweep)."""
+"""tsr compare --vary: a config key's values as variants of the grid (tsr.engine.grid.plan_points)."""
 
 from __future__ import annotations
 
 import pytest
 
 from badinputs import refuse
-from tsr.experiments.grid import plan_sweep
+from tsr.engine.grid import plan_points
 from tsr.interface.cli import main
 from tsr.engine import loop
 
@@ -14,7 +14,7 @@ TINY = ["train.steps=3", "stream.budget=6", "stream.replay_per_task=4", "stream.
 
 
 def test_every_combination_and_method_keys_only_where_they_apply():
-    points = plan_sweep(["er", "tsr"], [0, 1], ["method.kd_weight=0.1, 1", "train.steps=3,4"])
+    points = plan_points(["er", "tsr"], [0, 1], ["method.kd_weight=0.1, 1", "train.steps=3,4"])
     er = [p for p in points if p.method == "er"]
     tsr = [p for p in points if p.method == "tsr"]
     assert [(p.variant, p.seed) for p in er] == [("train.steps=3", 0), ("train.steps=3", 1),
@@ -28,7 +28,7 @@ def test_every_combination_and_method_keys_only_where_they_apply():
                           (["seed=1,2"], "use --methods and --seeds"),
                           (["train.lr=1e-4", "train.lr=1e-3"], "train.lr is varied twice")):
         with pytest.raises(Exception, match=message.replace("(", r"\(").replace(")", r"\)").replace(".", r"\.")):
-            plan_sweep(["er"], [0], vary)
+            plan_points(["er"], [0], vary)
 
 
 def test_compare_vary_runs_each_value_and_the_table_names_them(tiny_model, toy_stream, tmp_path, capsys, monkeypatch):

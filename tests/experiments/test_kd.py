@@ -1,4 +1,4 @@
-"""tsr audit kd: TSR with each teacher on the same seeds (tsr.experiments.kd, tsr.experiments.grid)."""
+"""tsr audit kd: TSR with each teacher on the same seeds (tsr.experiments.kd, tsr.engine.grid)."""
 
 from __future__ import annotations
 
@@ -14,10 +14,10 @@ from tsr.experiments.kd.report import kd_figure, kd_markdown, kd_summary
 from tsr.experiments.kd.plan import plan_kd
 from tsr.analysis.table import RunSummary, summarise
 from tsr.analysis.cells import cells
-from tsr.experiments.grid import plan_grid
+from tsr.engine.grid import plan_grid
 from tsr.interface.cli import main
 from tsr.engine import loop
-from tsr.engine.compare import Point, point_dir
+from tsr.engine.grid import Point, point_dir
 from tsr.errors import ConfigError
 
 TINY = ["train.steps=3", "stream.budget=6", "stream.replay_per_task=4", "stream.test_cap=4", "stream.max_length=48",

@@ -19,7 +19,7 @@ from tsr.data.example import Stream
 from tsr.data.orders import order_names
 from tsr.data.streams import load_stream
 from tsr.engine import loop
-from tsr.engine.compare import Point
+from tsr.engine.grid import Point
 from tsr.runs.results import Results, load_results
 
 TINY = ["train.steps=3", "stream.budget=6", "stream.replay_per_task=4", "stream.test_cap=4", "stream.max_length=48",

@@ -42,7 +42,7 @@ def test_probe_runs_resumes_and_reports(tiny_model, toy_stream, tmp_path, capsys
     arms = sorted((tmp_path / "p" / "arms").glob("*.json"))
     assert len(arms) == 3 * 2 * (2 + 2)
     # a second invocation runs nothing and reproduces the same report; it removes the temporary
-    # files a kill while the report was written left in the folder (found by bench/reliability.py)
+    # files a kill while the report was written left in the folder (found by stress/reliability.py)
     planted = [tmp_path / "p" / ".matrix.png.k1l2m3n4.tmp", tmp_path / "p" / ".report.json.a1b2c3d4.tmp"]
     for path in planted:
         path.write_bytes(b"half")

@@ -9,7 +9,7 @@ import pytest
 from badinputs import refuse
 from outcomes import made_elsewhere
 from tsr.interface.cli import main
-from tsr.engine.compare import Point
+from tsr.engine.grid import Point
 from tsr.errors import ConfigError
 from tsr.experiments.regime.plan import RegimePoint, plan_points, read_points
 from tsr.experiments.regime.report import (closest, count_checks, distance, point_summary, regime_markdown,

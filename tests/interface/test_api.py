@@ -204,7 +204,7 @@ def test_grid_arguments_are_checked_before_any_run(make_config, tmp_path, call, 
 
 
 def test_one_method_name_and_one_seed_are_a_grid_of_one(make_config, tmp_path, monkeypatch):
-    import tsr.engine.compare as engine_compare
+    import tsr.engine.grid as engine_compare
 
     seen = []
     monkeypatch.setattr(engine_compare, "run_sweep", lambda config, overrides, points, workers, finished:

@@ -4,7 +4,7 @@ import io
 
 from rich.console import Console
 
-from tsr.engine.compare import Point, TaskDone
+from tsr.engine.grid import Point, TaskDone
 from tsr.interface.grid_output import grid_callbacks, point_name
 
 

@@ -50,12 +50,21 @@ def test_every_fallback_is_defined_where_it_says_and_its_help_prints_it():
 
 
 def test_a_left_out_flag_stands_for_its_source():
+    import dataclasses
+    from types import SimpleNamespace
+
     from tsr.experiments import SEEDS
     from tsr.experiments.intervention import plan as intervention
     from tsr.experiments.carriers.arms import DEFAULT_MU
-    from tsr.interface.audits import carriers
-    from tsr.interface.audits import intervention as command
+    from tsr.experiments.carriers import audit as carriers_audit
+    from tsr.experiments.intervention import audit as intervention_audit
+    from tsr.interface.driver import fallback_of
     from tsr.methods.l2_anchor import L2AnchorParams
+
+    def flags_of(params):  # each param's fallback by its old flag constant's name (REPS for --reps)
+        return SimpleNamespace(**{f.name.upper(): fallback_of(params, f) for f in dataclasses.fields(params)})
+
+    carriers, command = flags_of(carriers_audit.Params), flags_of(intervention_audit.Params)
 
     args = build_parser().parse_args(["audit", "intervention"])
     assert args.reps is None and args.scales is None and args.seeds is None

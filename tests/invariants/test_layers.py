@@ -15,7 +15,7 @@ LAYERS = ["foundation", "data", "runs", "model", "cl", "methods", "config", "eng
           "interface"]
 # analysis reads run folders and draws: it reaches nothing that trains (run folders are read through
 # the runs layer)
-TRAINS = ("tsr.engine.loop", "tsr.engine.pool", "tsr.engine.ray_pool", "tsr.engine.compare", "tsr.engine.run",
+TRAINS = ("tsr.engine.loop", "tsr.engine.pool", "tsr.engine.ray_pool", "tsr.engine.grid", "tsr.engine.run",
           "tsr.methods", "tsr.model")
 ROOT_MODULES = {"errors": "foundation", "rng": "foundation", "atomic": "foundation", "schema": "foundation",
                 "extensions": "foundation", "version": "foundation",

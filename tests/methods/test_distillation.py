@@ -15,7 +15,9 @@ from tsr.cl.teachers import Teachers
 from tsr.data.collate import IGNORE
 from tsr.engine.run import execute, prepare
 from tsr.errors import ConfigError
+from tsr.methods.base import Distillation
 from tsr.methods.context import TARGET, TaskContext
+from tsr.engine.streams import task_context
 from tsr.methods.distill.shape import amplified, shape
 from tsr.methods.distill.teacher import Teacher
 from tsr.methods.distill.timing import kd_phase
@@ -49,7 +51,7 @@ def setting(make_config):
         memory.add(TaskRecord(j, f"t{j}", "classification", None, tuple(p.replay[0]), state))
 
     def context(teachers=None) -> TaskContext:
-        return TaskContext(2, p.stream[0], list(p.train[0]), p.learner, tuple(memory), 0, 4,
+        return task_context(2, p.stream[0], list(p.train[0]), p.learner, tuple(memory), 0, 4,
                            teachers or Teachers(p.learner, "batch"))
     return p, states, context
 
@@ -68,7 +70,7 @@ def test_amplify_scales_the_lora_update_of_the_teacher(setting):
         assert torch.equal(scaled[name], value * 4.0 if ".lora_B." in name else value)
     ctx = context()
     batch = ctx.batch(TARGET)
-    terms = shape("amplify", 4.0, 0.0).terms(ctx, batch, Teacher(("task", 1), states[1]), "attended", W, T)
+    terms = shape("amplify", 4.0, 0.0).terms(ctx, batch, Teacher(("task", 1), states[1]), Distillation("attended", W, T))
     with torch.no_grad():
         *_, expected = _by_hand(p, batch, p.learner.logits_under(scaled, batch))
     assert terms["kd"].item() == pytest.approx(float(expected), rel=1e-5)
@@ -79,7 +81,7 @@ def test_residual_distils_what_the_teacher_adds_to_the_base(setting):
     p, states, context = setting
     ctx = context()
     batch = ctx.batch(TARGET)
-    terms = shape("residual", 4.0, 0.0).terms(ctx, batch, Teacher(("task", 1), states[1]), "attended", W, T)
+    terms = shape("residual", 4.0, 0.0).terms(ctx, batch, Teacher(("task", 1), states[1]), Distillation("attended", W, T))
     with torch.no_grad():
         base = p.learner.logits_under(p.learner.init_state, batch)
         teacher = p.learner.logits_under(states[1], batch)
@@ -105,7 +107,7 @@ def test_repel_adds_a_push_away_from_the_base(setting):
     p, states, context = setting
     ctx = context()
     batch = ctx.batch(TARGET)
-    terms = shape("repel", 4.0, 1e-3).terms(ctx, batch, Teacher(("task", 1), states[1]), "attended", W, T)
+    terms = shape("repel", 4.0, 1e-3).terms(ctx, batch, Teacher(("task", 1), states[1]), Distillation("attended", W, T))
     with torch.no_grad():
         student, _, positions, plain = _by_hand(p, batch, p.learner.logits_under(states[1], batch))
         away = kd_kl(student, p.learner.logits_under(p.learner.init_state, batch), positions, T)
@@ -127,7 +129,7 @@ def test_selective_distils_only_the_examples_the_teacher_gets_right(setting):
     crafted = F.log_softmax(logits / T, dim=-1)
     assert exact_match_rows(crafted, labels).tolist() == [True] + [False] * (labels.shape[0] - 1)
     ctx = context(CraftedTeachers(p.learner, crafted))
-    terms = shape("selective", 4.0, 0.0).terms(ctx, batch, Teacher(("task", 0), states[0]), "attended", W, T)
+    terms = shape("selective", 4.0, 0.0).terms(ctx, batch, Teacher(("task", 0), states[0]), Distillation("attended", W, T))
     with torch.no_grad():
         student = p.learner.logits(batch)
         positions = kd_mask("attended", batch.attention_mask, labels)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -10,6 +12,7 @@ from tsr.data.example import Example
 from tsr.cl.losses import kd_mask, masked_ce
 from tsr.cl.memory import TaskMemory, TaskRecord
 from tsr.methods.context import TARGET, TaskContext
+from tsr.engine.streams import task_context
 from tsr.methods.sdft import REWRITE_PREFIX, agreed_answer, rewrite_prompt_ids
 from tsr.engine.run import execute, prepare
 from tsr.cl.teachers import Teachers
@@ -27,7 +30,7 @@ def plan(make_config):
 
 
 def context(p, t: int, memory: TaskMemory) -> TaskContext:
-    return TaskContext(t, p.stream[t], list(p.train[t]), p.learner, tuple(memory), p.cfg.seed, p.cfg.train.batch_size,
+    return task_context(t, p.stream[t], list(p.train[t]), p.learner, tuple(memory), p.cfg.seed, p.cfg.train.batch_size,
                        Teachers(p.learner, "batch"))
 
 
@@ -194,18 +197,24 @@ def test_sdft_rewrites_the_training_set_before_the_task(plan, monkeypatch):
     learner, encoder = p.learner, p.learner.encoder
     said = encoder.tokenizer(" yes", add_special_tokens=False)["input_ids"]
     monkeypatch.setattr(learner, "greedy", lambda ids, n, cache=False: (said + [encoder.eos_id])[: n])
-    ctx = context(p, 0, TaskMemory())  # parity: classification
-    info = sdft.begin_task(ctx)
+
+    def prepared(t: int):
+        """The task's examples as the engine gets them from SDFT, and begin_task's facts on them."""
+        ctx = context(p, t, TaskMemory())
+        examples = sdft.training_examples(ctx)
+        return sdft.begin_task(replace(ctx, train=tuple(examples))), examples
+
+    info, train = prepared(0)  # parity: classification
     golds = [e.answer for e in p.train[0]]
     assert info == {"rewrites_kept": golds.count(" yes"), "rewrites_total": len(golds)}
-    assert [e.answer for e in ctx.train] == golds  # agreeing labels are the gold labels
-    ctx2 = context(p, 2, TaskMemory())  # copy: generation, every complete rewrite kept
-    assert sdft.begin_task(ctx2)["rewrites_kept"] == len(p.train[2])
-    assert {e.answer for e in ctx2.train} == {" yes"} and [e.prompt for e in ctx2.train] == [e.prompt for e in p.train[2]]
+    assert [e.answer for e in train] == golds  # agreeing labels are the gold labels
+    info2, train2 = prepared(2)  # copy: generation, every complete rewrite kept
+    assert info2["rewrites_kept"] == len(p.train[2])
+    assert {e.answer for e in train2} == {" yes"} and [e.prompt for e in train2] == [e.prompt for e in p.train[2]]
     # a rewrite cut off by the token budget (no EOS) keeps the gold answer
     monkeypatch.setattr(learner, "greedy", lambda ids, n, cache=False: said * n)
-    ctx3 = context(p, 2, TaskMemory())
-    assert sdft.begin_task(ctx3)["rewrites_kept"] == 0 and ctx3.train == list(p.train[2])
+    info3, train3 = prepared(2)
+    assert info3["rewrites_kept"] == 0 and train3 == list(p.train[2])
 
 
 def test_sdft_with_every_rewrite_rejected_equals_seqft(make_config, monkeypatch):
@@ -251,6 +260,6 @@ def test_sdft_rewriter_is_the_start_of_task_model_or_the_shared_initialisation(p
             return []
 
         monkeypatch.setattr(p.learner, "greedy", spy)
-        sdft.begin_task(context(p, 1, TaskMemory()))
+        sdft.training_examples(context(p, 1, TaskMemory()))  # where SDFT rewrites the task
         assert seen and all((b > 0) == moved for b in seen)
         assert any(".lora_B." in n and float(q.detach().abs().sum()) > 0 for n, q in p.learner.adapter.named())

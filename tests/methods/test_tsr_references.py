@@ -12,6 +12,7 @@ from tsr.cl.memory import TaskMemory, TaskRecord
 from tsr.cl.teachers import Teachers
 from tsr.engine.run import execute, prepare
 from tsr.methods.context import TARGET, Draw, TaskContext
+from tsr.engine.streams import task_context
 from tsr.rng import numpy_rng
 
 TWO_TASKS = "stream.order=[parity, vowel]"
@@ -35,7 +36,7 @@ def _context(p, index: int, states: list, task: int = 0, mode: str = "batch") ->
     memory = TaskMemory()
     for j, state in enumerate(states):
         memory.add(TaskRecord(j, f"t{j}", p.stream[task].kind.value, None, tuple(p.replay[task]), state))
-    return TaskContext(index, p.stream[task], list(p.train[task]), p.learner, tuple(memory), p.cfg.seed,
+    return task_context(index, p.stream[task], list(p.train[task]), p.learner, tuple(memory), p.cfg.seed,
                        p.cfg.train.batch_size, Teachers(p.learner, mode))
 
 
@@ -146,16 +147,15 @@ def test_posthoc_kd_trains_ce_then_the_distillation_term_alone(plan):
     joint = _method(p, "recent")
     ctx = replace(_context(p, 1, [_moved(p, 0.05, 1)]), steps=8)
     batch = ctx.batch(TARGET)
-    seen = [set(method.loss(ctx, batch, TARGET)) for _ in range(8)]
+    seen = [set(method.loss(ctx.at(step), batch, TARGET)) for step in range(8)]  # the loop says the step
     assert seen == [{"ce"}] * 6 + [{"kd"}] * 2
     both = joint.loss(ctx, batch, TARGET)
     assert set(both) == {"ce", "kd"}
-    method._step = 7
-    assert torch.allclose(method.loss(ctx, batch, TARGET)["kd"], both["kd"])
+    assert torch.allclose(method.loss(ctx.at(7), batch, TARGET)["kd"], both["kd"])
     first = replace(_context(p, 0, []), steps=8)
-    method.begin_task(first)  # a new task restarts the count
-    assert method._step == 0
-    assert [set(method.loss(first, batch, TARGET)) for _ in range(8)] == [{"ce"}] * 8
+    method.begin_task(first)  # a new task's context starts at its first step
+    assert first.step == 0
+    assert [set(method.loss(first.at(step), batch, TARGET)) for step in range(8)] == [{"ce"}] * 8
     with pytest.raises(RuntimeError, match="step count"):
         method.loss(replace(first, steps=0), batch, TARGET)
 

@@ -1,23 +1,34 @@
 """Cells of a grid of runs: mean ± std per (method, variant), paired differences, and the
 dot panels that draw them.
 
-A grid's finished runs (:func:`tsr.experiments.grid.finished_runs`) are keyed by their point
-(anything with ``method``, ``variant`` and ``seed``); a cell is mean ± sample std over seeds of
-each metric, and a difference between two cells is paired by seed.
+A grid's runs (:func:`finished_runs` of its run folders, :class:`tsr.engine.grid.Grid`'s ``dirs``)
+are keyed by their point (anything with ``method``, ``variant`` and ``seed``); a cell is mean ±
+sample std over seeds of each metric, and a difference between two cells is paired by seed.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from pathlib import Path
 from typing import Any, Callable, Mapping
 
 from ..runs.results import Results, load_results
 from .numbers import number
 from .seeds import check_even, seed_label
-from .table import METRICS, RunSummary, mean_std, metric_value
+from .table import METRICS, RunSummary, mean_std, metric_value, summarise
 
 Runs = Mapping[Any, RunSummary]  # point (.method, .variant, .seed) -> its finished run
+
+
+def started_runs(dirs: Mapping[Any, Path]) -> dict[Any, RunSummary]:
+    """The runs of ``dirs`` (a grid's point -> run folder) that have started, finished or not."""
+    return {point: summarise(path) for point, path in dirs.items() if (path / "results.json").is_file()}
+
+
+def finished_runs(dirs: Mapping[Any, Path]) -> Runs:
+    """The runs of ``dirs`` (a grid's point -> run folder) that have finished."""
+    return {point: s for point, s in started_runs(dirs).items() if s.finished}
 
 
 def results_by_variant(runs: Runs) -> dict[str, dict[str, list[Results]]]:

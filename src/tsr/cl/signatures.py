@@ -29,6 +29,7 @@ from ..model.learner import Learner
 from . import sig_gradient as grad
 from . import sig_hidden as hid
 from .routing import cosine
+from .sig_pack import shape as signature_shape
 from .sig_gradient import batch_gradb  # noqa: F401  (re-exported: callers import it from here)
 
 SignatureKind = Literal["gradb", "gradb_norm", "gradb_last4"]
@@ -109,6 +110,15 @@ def similarity(name: str, source: Any, target: Any) -> float:
     return float(SIGNATURES[name].similarity(source, target))
 
 
+def similarities(name: str, sources: Sequence[tuple[str, Any]], target: Any) -> list[float]:
+    """``target``'s similarity to each named source signature (TSR's routing scores); a source
+    without a signature of ``target``'s kind and sizes is a RuntimeError naming it."""
+    missing = [n for n, s in sources if s is None or signature_shape(s) != signature_shape(target)]
+    if missing:
+        raise RuntimeError(f"tasks {missing} have no comparable signature in the task memory")
+    return [similarity(name, s, target) for _, s in sources]
+
+
 def probe_signature(learner: Learner, batches: Sequence[Batch], kind: SignatureKind = "gradb") -> torch.Tensor:
     """A gradient-B signature (``SIGNATURE_KINDS``) at the shared initialisation: what TSR routes on."""
     if kind not in SIGNATURE_KINDS:
@@ -117,4 +127,4 @@ def probe_signature(learner: Learner, batches: Sequence[Batch], kind: SignatureK
 
 
 __all__ = ["SIGNATURES", "SIGNATURE_KINDS", "SignatureSpec", "batch_gradb", "probe_signature", "signature_names",
-           "similarity", "take"]
+           "similarities", "similarity", "take"]

@@ -37,6 +37,7 @@ from ..runs.results import Results
 from .rundir import RunDir
 from ..runs.store import record_run
 from .scalar_logs import ScalarLogs, scalar_logs
+from .streams import task_context
 
 
 @dataclass
@@ -137,9 +138,13 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
     data-parallel run (:mod:`tsr.engine.parallel`); each trains on its part of every batch and
     the gradients are summed over them before ``after_backward``.
     """
-    ctx = TaskContext(index, task, list(examples), learner, tuple(memory), seed, train.batch_size,
-                      teachers or Teachers(learner, "batch"), train.steps * train.accumulate,
-                      part=(group.rank, group.size))
+    ctx = task_context(index, task, examples, learner, memory, seed, train.batch_size, teachers,
+                       train.steps * train.accumulate, part=(group.rank, group.size))
+    given = getattr(method, "training_examples", None)
+    if given is not None:  # the method trains on other examples than the task's (SDFT's rewrites)
+        ctx = task_context(index, task, given(ctx), learner, memory, seed, train.batch_size, ctx.teachers,
+                           ctx.steps, part=ctx.part)
+    streams = ctx.streams
     info = method.begin_task(ctx)
     torch.manual_seed(derive_seed(seed, "torch", index))  # only LoRA dropout draws from it
     learner.train_mode(dropout)
@@ -157,7 +162,7 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
         on_drop(why)
         resume = None
     if resume is not None:
-        restore(resume, ctx, optimiser, draws, method)
+        restore(resume, ctx, streams, optimiser, draws, method)
         first, spent = resume.step, resume.seconds
     if on_begin is not None:
         on_begin(info)
@@ -168,7 +173,7 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
         values, batch, draw = backward_step(ctx, method, draws, train.accumulate, step, group)
         group.sum_gradients(learner.adapter.trainable())
         if after_backward is not None:
-            after_backward(ctx, batch, draw)
+            after_backward(ctx.at((step + 1) * train.accumulate - 1), batch, draw)
         if train.grad_clip is not None:
             norm = torch.nn.utils.clip_grad_norm_(learner.adapter.trainable(), train.grad_clip)
         else:
@@ -181,12 +186,13 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
         values = {**values, "lr": float(optimiser.param_groups[0]["lr"]), "grad_norm": float(norm)}
         optimiser.step()
         if after_step is not None:
-            after_step(ctx)
+            after_step(ctx.at((step + 1) * train.accumulate - 1))
         optimiser.zero_grad(set_to_none=True)
         for callback in on_step:
             callback(index, step + 1, train.steps, values)
         if checkpoints is not None and checkpoints.due(step + 1, train.steps):
-            checkpoints.save(capture(step + 1, spent + time.perf_counter() - started, ctx, optimiser, draws, method))
+            checkpoints.save(capture(step + 1, spent + time.perf_counter() - started, ctx, streams, optimiser, draws,
+                                     method))
     learner.checkpointing(False)
     learner.train_mode(False)
     return {**info, **(method.end_task(ctx) or {})}
@@ -208,10 +214,11 @@ def backward_step(ctx: TaskContext, method: Method, draws, accumulate: int, step
     process's loss is weighted by its share of the batch's scored tokens, and the terms returned
     are the whole batch's (summed over the processes)."""
     parts: list[dict[str, float]] = []
-    for _ in range(accumulate):
-        draw = method.draw(ctx, draws)
-        batch = ctx.batch(draw)
-        terms = method.loss(ctx, batch, draw)
+    for k in range(accumulate):
+        at = ctx.at(step * accumulate + k)
+        draw = method.draw(at, draws)
+        batch = at.batch(draw)
+        terms = method.loss(at, batch, draw)
         loss = sum(terms.values())
         share = group.share(batch)
         if share is None:

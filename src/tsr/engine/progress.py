@@ -44,6 +44,7 @@ from ..methods.base import MethodState
 from ..methods.context import TaskContext
 from ..rng import restore_rng, rng_state
 from ..runs.saved import FOLDER, saved_folder as _saved
+from .streams import TaskStreams
 
 TENSOR_FILES = ("adapter.safetensors", "optimiser.safetensors", "method.safetensors", "rng.safetensors")
 
@@ -203,13 +204,13 @@ class Checkpoints:
         self.last = self.clock()
 
 
-def capture(step: int, seconds: float, ctx: TaskContext, optimiser: torch.optim.Optimizer,
+def capture(step: int, seconds: float, ctx: TaskContext, streams: TaskStreams, optimiser: torch.optim.Optimizer,
             draws: np.random.Generator, method) -> TaskProgress:
-    """The progress of the task ``ctx`` describes, after ``step`` steps."""
+    """The progress of the task ``ctx`` describes, after ``step`` steps; ``streams`` are its batch streams."""
     learner = ctx.learner
     cuda = torch.cuda.get_rng_state_all() if learner.device.type == "cuda" else []
     return TaskProgress(ctx.index, step, learner.adapter.state(), optimiser.state_dict(), rng_state(draws),
-                        ctx.stream_states(), method.state_dict("step"), torch.get_rng_state(), cuda, seconds)
+                        streams.states(), method.state_dict("step"), torch.get_rng_state(), cuda, seconds)
 
 
 def misfit(progress: TaskProgress, ctx: TaskContext, optimiser: torch.optim.Optimizer, steps: int) -> str | None:
@@ -247,9 +248,9 @@ def _describe(tensor: torch.Tensor) -> str:
     return f"{tuple(tensor.shape)} {str(tensor.dtype).removeprefix('torch.')}"
 
 
-def restore(progress: TaskProgress, ctx: TaskContext, optimiser: torch.optim.Optimizer,
+def restore(progress: TaskProgress, ctx: TaskContext, streams: TaskStreams, optimiser: torch.optim.Optimizer,
             draws: np.random.Generator, method) -> None:
-    """Put the task back where ``progress`` left it (``begin_task`` has run again, the optimiser
+    """Put the task and its batch ``streams`` back where ``progress`` left it (``begin_task`` has run again, the optimiser
     is fresh). A progress that does not fit this run (crafted, or written by another version of a
     method) is a one-line :class:`RunError` naming the folder."""
     try:
@@ -258,7 +259,7 @@ def restore(progress: TaskProgress, ctx: TaskContext, optimiser: torch.optim.Opt
         ctx.learner.adapter.load(progress.adapter)
         optimiser.load_state_dict(progress.optimiser)
         restore_rng(draws, progress.draws)
-        ctx.load_stream_states(progress.streams)
+        streams.load(progress.streams)
         method.load_state_dict(ctx.learner, progress.method, "step")
         torch.set_rng_state(progress.torch_rng)
         if progress.cuda_rng and ctx.learner.device.type == "cuda":

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 import os
-from importlib import import_module
 from typing import Any
 
 from ..errors import TsrError
+from ..schema import defined
 
 ITEMS = "CONFIG | key=value"
 
@@ -78,10 +78,7 @@ class Default:
         self.module, _, self.name = where.partition(":")
 
     def value(self) -> Any:
-        found: Any = import_module(self.module)
-        for part in self.name.split("."):
-            found = getattr(found, part)
-        return found
+        return defined(f"{self.module}:{self.name}")
 
     def fill(self, given: Any) -> Any:
         """``given`` when the flag was given, else the default."""

@@ -1,11 +1,15 @@
-"""What a grid command (`tsr compare`, `tsr audit ...`) prints on stderr while its runs train, and
-how far the unfinished runs got when a report is asked for early: one wording for every grid."""
+"""What a grid command (`tsr compare`, `tsr audit ...`, `tsr probe`) prints while its runs and
+arms train, and how far the unfinished runs got when a report is asked for early: one wording for
+every grid, and :class:`AuditLines`, the reporter every audit's command prints through."""
 
 from __future__ import annotations
 
 from typing import Callable
 
 from rich.console import Console
+
+from ..experiments.audit import Reporter
+from .console import plain_console
 
 
 def point_name(point) -> str:
@@ -14,7 +18,7 @@ def point_name(point) -> str:
 
 
 def grid_callbacks(err: Console) -> tuple[Callable, Callable]:
-    """``(progress, task_done)`` for :func:`tsr.engine.compare.run_sweep`: a line when a run starts
+    """``(progress, task_done)`` for :func:`tsr.engine.grid.run_sweep`: a line when a run starts
     (or is found finished), and one when any run finishes a task (with the step it resumed at)."""
 
     def progress(point, path, done, total) -> None:
@@ -28,14 +32,44 @@ def grid_callbacks(err: Console) -> tuple[Callable, Callable]:
     return progress, task_done
 
 
-def started_summaries(grid) -> list:
-    """The summaries of the runs of ``grid`` that have started (finished or not)."""
-    from ..analysis import table as agg
-
-    return [agg.summarise(d) for d in grid.dirs.values() if (d / "results.json").is_file()]
-
-
 def print_unfinished(err: Console, pending: list[str]) -> None:
     """The lines of :func:`tsr.analysis.table.unfinished` (how far each unfinished run got), indented."""
     for line in pending:
         err.print(f"  {line}", highlight=False, soft_wrap=True)
+
+
+class AuditLines(Reporter):
+    """An audit's lines on the command line: its own on ``console``; progress on stderr, a bar on a
+    terminal (lines every 10 arms otherwise); a grid's runs and tasks as :func:`grid_callbacks` says
+    them. A context manager: the bar ends with it."""
+
+    def __init__(self, console: Console):
+        self.console, self.err, self.bar = console, plain_console(stderr=True), None
+        self.run, self.task = grid_callbacks(self.err)
+
+    def __enter__(self) -> "AuditLines":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def say(self, text: str) -> None:
+        self.console.print(text, highlight=False, soft_wrap=True)
+
+    def note(self, text: str) -> None:
+        self.err.print(text, highlight=False, soft_wrap=True)
+
+    def progress(self, done: int, total: int, what: str) -> None:
+        if not self.err.is_terminal:
+            if done % 10 == 0 or done == total:
+                self.err.print(f"  {done}/{total} {what}", highlight=False)
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        if self.bar is None:
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeRemainingColumn(), console=self.err)
+            self.bar.start()
+            self.bar.add_task("", total=total)
+        self.bar.update(self.bar.task_ids[0], completed=done, total=total, description=what)

@@ -10,10 +10,12 @@ The engine calls, per run and per task, in this order (enforced in :mod:`tsr.eng
 
 1. ``validate(params, facts)`` (classmethod) before anything is written; ``setup(learner)``
    once after the learner is built; on resume ``load_state_dict`` after ``setup``.
-2. ``begin_task(ctx)``, then the optimiser is built (so a method may add or replace trainable
+2. ``training_examples(ctx)`` (optional: the examples the task trains on instead of its own,
+   SDFT's rewrites; the context is rebuilt over them), ``begin_task(ctx)``, then the optimiser is built (so a method may add or replace trainable
    parameters here, e.g. a new LoRA branch).
 3. per step: ``draw`` -> batch -> ``loss`` -> backward -> ``after_backward`` (optional) ->
-   clip -> optimiser step -> ``after_step`` (optional).
+   clip -> optimiser step -> ``after_step`` (optional). Each hook hears the context at the
+   step's batch (``ctx.step``, :meth:`TaskContext.at`), so no method counts steps.
 4. ``end_task(ctx)``; the task's record then stores ``signature()``, the replay data and the
    adapter snapshot; the checkpoint stores ``state_dict()``.
 
@@ -30,13 +32,14 @@ generators), so that calling it again rebuilds the rest.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Hashable, Literal, Protocol
+from typing import Any, ClassVar, Hashable, Literal, NamedTuple, Protocol
 
 import numpy as np
 import torch
 
 from ..cl.fused_head import head_losses
 from ..cl.losses import kd_kl_from_log_probs, kd_mask, masked_ce
+from ..data.example import Example
 from ..errors import ConfigError
 from ..model.adapter import State
 from .context import TARGET, Draw, RunFacts, TaskContext
@@ -79,6 +82,14 @@ class Contract(Protocol):
     def signature(self) -> torch.Tensor | None: ...
     def state_dict(self, scope: Scope = "run") -> MethodState: ...
     def load_state_dict(self, learner, state: MethodState, scope: Scope = "run") -> None: ...
+
+
+class ExampleHooks(Protocol):
+    """An optional hook for a method that trains a task on examples of its own making (SDFT)."""
+
+    def training_examples(self, ctx: TaskContext) -> list[Example]:
+        """The examples task ``ctx.index`` trains on in place of ``ctx.train`` (same number),
+        before ``begin_task``; the engine opens the task's batch streams over them."""
 
 
 class GradientHooks(Protocol):
@@ -140,17 +151,24 @@ class Method:
         for ``step``, ``begin_task`` has run again for the same task)."""
 
 
-def distilled(ctx: TaskContext, batch, ref: Hashable, state: State, mask: str, weight: float,
-              temperature: float) -> dict[str, torch.Tensor]:
+class Distillation(NamedTuple):
+    """The distillation term's triple: over which positions (``attended`` or ``answer``), its
+    weight in the loss and its temperature."""
+
+    mask: Literal["attended", "answer"]
+    weight: float
+    temperature: float
+
+
+def distilled(ctx: TaskContext, batch, ref: Hashable, state: State, kd: Distillation) -> dict[str, torch.Tensor]:
     """:func:`ce_and_distillation` of ``batch`` against the teacher ``state`` named ``ref``.
 
     Distilled over every attended position on a learner with ``fused_head``, the head, both
     losses and their gradient run in chunks (:func:`tsr.cl.fused_head.head_losses`): the same
     terms to float rounding, with no batch x length x vocabulary tensor."""
-    learner = ctx.learner
+    learner, (mask, weight, temperature) = ctx.learner, kd
     if not (learner.fused_head and mask == "attended"):
-        return ce_and_distillation(ctx, batch, ctx.teacher_log_probs(ref, state, batch, temperature), mask,
-                                   weight, temperature)
+        return ce_and_distillation(ctx, batch, ctx.teacher_log_probs(ref, state, batch, temperature), kd)
     kind, teacher = ctx.teachers.head_input(ref, state, batch, temperature)
     hidden = learner.student_hidden(batch)
     labels = batch.labels.to(learner.device)
@@ -160,16 +178,17 @@ def distilled(ctx: TaskContext, batch, ref: Hashable, state: State, mask: str, w
     return {"ce": ce, "kd": weight * kd}
 
 
-def ce_and_distillation(ctx: TaskContext, batch, teacher: torch.Tensor | None, mask: str, weight: float,
-                        temperature: float) -> dict[str, torch.Tensor]:
-    """``ce`` on the batch and, given the teacher's log-probabilities at ``temperature`` on the
-    same batch (:meth:`TaskContext.teacher_log_probs`), ``kd``: ``weight`` times the tempered KL
-    to the teacher at the ``mask`` positions (LwF's and TSR's objective).
+def ce_and_distillation(ctx: TaskContext, batch, teacher: torch.Tensor | None,
+                        kd: Distillation) -> dict[str, torch.Tensor]:
+    """``ce`` on the batch and, given the teacher's log-probabilities at the ``kd`` temperature
+    on the same batch (:meth:`TaskContext.teacher_log_probs`), ``kd``: its weight times the
+    tempered KL to the teacher at its ``mask`` positions (LwF's and TSR's objective).
 
     When only supervised positions are read (no teacher, or ``mask == "answer"``) the student
     runs on the answer view (:meth:`Learner.answer_logits`), the same loss for less work, and
     the teacher is cut to the same last positions.
     """
+    mask, weight, temperature = kd
     if teacher is None or mask == "answer":
         logits, labels = ctx.learner.answer_logits(batch)
     else:

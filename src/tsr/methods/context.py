@@ -1,17 +1,18 @@
 """What a method sees of the task being trained: the contract's data side.
 
-The engine builds one frozen :class:`TaskContext` per task. It exposes the task, its training
+The engine builds one frozen :class:`TaskContext` per task, and hands each step's hooks that
+context at the step's batch (:meth:`TaskContext.at`). It exposes the task, its training
 examples, the learner, the records of the earlier tasks (read-only), the seed and batch size,
-seeded batch streams (:class:`TaskStreams`) and teacher logits, and nothing else of the run: no
-config, no optimiser, no run folder. Every random stream a method needs comes from
+the batch being trained, the engine's seeded batch streams (:class:`Streams`) and teacher
+logits, and nothing else of the run: no config, no optimiser, no run folder. Every random stream a method needs comes from
 :meth:`TaskContext.rng`, derived from (seed, purpose, task index), so methods never disturb
 each other's draws. :class:`RunFacts` are what a method's ``validate`` checks against.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Hashable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Hashable, Protocol, Sequence
 
 import numpy as np
 import torch
@@ -51,48 +52,32 @@ class RunFacts:
     budget: int             # N, the examples each task trains on
 
 
-class TaskStreams:
-    """A task's seeded batch streams: one per (purpose, source) over the task's examples
-    (``source=None``) or a past task's replay data, opened on first use, each from its own
-    generator (seed, purpose, task, source); their positions are a mid-task checkpoint's."""
+class Streams(Protocol):
+    """A task's seeded batch streams, kept by the engine (:class:`tsr.engine.streams.TaskStreams`):
+    one per (purpose, source), opened on first use, each from its own generator."""
 
-    def __init__(self) -> None:
-        self._open: dict[Hashable, BatchStream] = {}
-
-    def get(self, ctx: "TaskContext", source: int | None, purpose: str) -> BatchStream:
-        key = (purpose, source)
-        if key not in self._open:
-            if source is None:
-                data_id, examples, where = ("target", ctx.index), list(ctx.train), f"task {ctx.task.name}"
-            else:
-                record = ctx.memory[source]
-                data_id, examples, where = ("replay", source), list(record.replay), f"replay data of task {record.name}"
-            encoded = ctx.encode(examples, where)
-            ctx.teachers.register(data_id, encoded)
-            rng = ctx.rng(purpose, "target" if source is None else f"replay-{source}")
-            keys = [(data_id, i) for i in range(len(encoded))]
-            self._open[key] = BatchStream(ctx.learner.encoder, encoded, ctx.batch_size, rng, keys)
-        return self._open[key]
-
-    def states(self) -> list[dict]:
-        return [{"purpose": purpose, "source": source, "state": stream.state()}
-                for (purpose, source), stream in self._open.items()]
+    def get(self, source: int | None, purpose: str) -> BatchStream: ...
 
 
 @dataclass(frozen=True)
 class TaskContext:
     index: int                          # the task's position in the stream
     task: Task
-    train: list[Example]                # the N examples the task trains on; a method may rewrite
-                                        # them in place in begin_task (SDFT), before the first batch
+    train: Sequence[Example]            # the N examples the task trains on (a method's
+                                        # ``training_examples`` may have replaced them: SDFT)
     learner: Learner
     memory: tuple[TaskRecord, ...]      # the records of tasks 0 .. index-1
     seed: int
     batch_size: int
     teachers: Teachers
-    steps: int = 0                      # the task's training steps (train.steps; 0: not told)
+    steps: int = 0                      # the task's training batches (train.steps x accumulate; 0: not told)
     part: tuple[int, int] = (0, 1)      # (this process, processes): the rows of each batch it trains on
-    streams: TaskStreams = field(default_factory=TaskStreams, repr=False, compare=False)
+    step: int = 0                       # the batch being trained, 0 .. steps - 1 (set by the loop: :meth:`at`)
+    streams: Streams | None = field(default=None, repr=False, compare=False)
+
+    def at(self, step: int) -> "TaskContext":
+        """This context at batch ``step`` of the task (what the loop hands every step's hooks)."""
+        return replace(self, step=step)
 
     def rng(self, purpose: str, *more: object) -> np.random.Generator:
         """A generator for ``purpose`` in this task, independent of every other purpose."""
@@ -103,18 +88,11 @@ class TaskContext:
 
     def stream(self, source: int | None, purpose: str = "batches") -> BatchStream:
         """The endless seeded batch stream over the task's examples (``source=None``) or past
-        task ``source``'s replay data (:class:`TaskStreams`)."""
-        return self.streams.get(self, source, purpose)
-
-    def stream_states(self) -> list[dict]:
-        """Where every batch stream opened so far stands (a mid-task checkpoint)."""
-        return self.streams.states()
-
-    def load_stream_states(self, states: list[dict]) -> None:
-        """Open the streams of :meth:`stream_states` (in their order) and move each to its state."""
-        for entry in states:
-            source = entry["source"]
-            self.stream(None if source is None else int(source), entry["purpose"]).load_state(entry["state"])
+        task ``source``'s replay data, kept by the engine (:class:`Streams`)."""
+        if self.streams is None:
+            raise RuntimeError("this task context has no batch streams (tsr.engine.streams.task_context "
+                               "builds one with them)")
+        return self.streams.get(source, purpose)
 
     def batch(self, draw: Draw) -> Batch:
         """The next training batch from where ``draw`` points: this process's part of it in a

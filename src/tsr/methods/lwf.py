@@ -32,7 +32,7 @@ import torch
 from ..model.adapter import State
 from ..cl.losses import KD_TEMPERATURE
 from ..schema import require
-from .base import Method, ce_and_distillation, distilled
+from .base import Distillation, Method, ce_and_distillation, distilled
 from .context import Draw, TaskContext
 
 
@@ -62,6 +62,7 @@ class LwF(Method):
 
     def loss(self, ctx: TaskContext, batch, draw: Draw) -> dict[str, torch.Tensor]:
         p = self.params
+        kd = Distillation(p.kd_mask, p.weight, p.temperature)
         if p.weight > 0 and self._start is not None:
-            return distilled(ctx, batch, ("lwf-start", ctx.index), self._start, p.kd_mask, p.weight, p.temperature)
-        return ce_and_distillation(ctx, batch, None, p.kd_mask, p.weight, p.temperature)
+            return distilled(ctx, batch, ("lwf-start", ctx.index), self._start, kd)
+        return ce_and_distillation(ctx, batch, None, kd)

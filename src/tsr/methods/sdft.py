@@ -43,7 +43,9 @@ rewritten by the model as it is when that task starts (``rewriter: start``: the 
 after the previous tasks), the self-distribution the next update should stay close to;
 ``rewriter: base`` uses the shared initialisation (the seed model, as in the paper) for
 every task. The first task is rewritten by the seed model either way.
-``begin_task`` returns how many rewrites were kept (``rewrites_kept`` of ``rewrites_total``).
+The rewritten set is what ``training_examples`` hands the engine, which trains on it; the task
+itself is never changed. ``begin_task`` returns how many rewrites were kept (``rewrites_kept``
+of ``rewrites_total``).
 
 Defaults: ``max_new_tokens = 256`` is our choice (a TRACE answer rarely needs more at
 ``max_length = 384``), for both kinds of task; the paper's training hyperparameters are the
@@ -129,6 +131,10 @@ class SDFT(Method):
     name = "sdft"
     Params = SDFTParams
 
+    def __init__(self, params: SDFTParams):
+        super().__init__(params)
+        self._kept = 0  # the rewrites kept for the current task (begin_task reports it)
+
     def rewrite(self, learner, example: Example, classification: bool,
                 labels: tuple[str, ...] | None = None) -> str | None:
         """The kept training answer for ``example``, or None when the gold answer stays."""
@@ -142,15 +148,18 @@ class SDFT(Method):
             return None
         return answer
 
-    def begin_task(self, ctx: TaskContext) -> dict[str, Any]:
+    def training_examples(self, ctx: TaskContext) -> list[Example]:
+        """The task's examples with every kept rewrite in place of its gold answer; the engine
+        builds the task's batch streams over them (called before :meth:`begin_task`)."""
         learner = ctx.learner
         base = self.params.rewriter == "base"
-        rewritten, kept = [], 0
+        rewritten, self._kept = [], 0
         with learner.adapter.swapped(learner.init_state) if base else nullcontext():
             for example in ctx.train:
                 answer = self.rewrite(learner, example, ctx.task.is_classification, ctx.task.labels)
-                kept += answer is not None
+                self._kept += answer is not None
                 rewritten.append(example if answer is None else replace(example, answer=answer))
-        # Replace the training set before any batch stream over it exists.
-        ctx.train[:] = rewritten  # in place: the batch streams are built from it on the first step
-        return {"rewrites_kept": kept, "rewrites_total": len(rewritten)}
+        return rewritten
+
+    def begin_task(self, ctx: TaskContext) -> dict[str, Any]:
+        return {"rewrites_kept": self._kept, "rewrites_total": len(ctx.train)}

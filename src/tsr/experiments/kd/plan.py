@@ -7,7 +7,7 @@ teacher identity is second-order while the anchor matters (claim C9). Here each 
 value of TSR's ``method.reference`` (:mod:`tsr.methods.tsr`): ``era`` (the routed triple, the
 default), ``random``, ``oracle``, ``recent``, ``base``, ``hybrid``, ``top`` and ``none``. Every
 other setting of the run is the config's; each (teacher, seed) is an ordinary run
-(:mod:`tsr.experiments.grid`).
+(:mod:`tsr.engine.grid`).
 
 Methods without a ``reference`` parameter (``er``, ``seqft``, ...) may be added as baselines:
 they run once per seed, in the row ``-``.
@@ -37,12 +37,11 @@ from __future__ import annotations
 import dataclasses
 from typing import get_args
 
-from ...engine.compare import Point
+from ...engine.grid import Point, check_methods
 from ...errors import ConfigError
 from ...methods.distill.shape import RESHAPES
 from ...methods.registry import resolve_method
 from ...methods.tsr import Reference
-from ..grid import check_methods
 
 TEACHERS = get_args(Reference)
 

@@ -4,7 +4,7 @@ The reference paper's Appendix "Stream robustness" ("Task order"): across the gr
 best-source curriculum, its reversal, deterministic reshufflings and arbitrary reorderings, the
 replay family varies by at most .03, while no-memory baselines track the order's tail (claim
 C8). Each order is a value of ``stream.order`` (:mod:`tsr.data.orders`), each (order, seed) an
-ordinary run (:mod:`tsr.experiments.grid`):
+ordinary run (:mod:`tsr.engine.grid`):
 
 - ``canonical``, ``reversed``;
 - an explicit order ``NAME=t1>t2>...`` (or ``t1>t2>...``, labelled by itself): the paper's
@@ -50,9 +50,8 @@ from pathlib import Path
 from ...analysis.transfer import benefit, transfer_matrix
 from ...data.example import Stream
 from ...data.orders import order_names
-from ...engine.compare import Point
+from ...engine.grid import Point, check_methods
 from ...errors import ConfigError
-from ..grid import check_methods
 from ..probe.plan import read_arms
 
 # the plan when none is given: the replay family's two members on the canonical order and its reversal

@@ -2,7 +2,7 @@
 
 A *point* is a name and the ``key=value`` overrides that make it (a learning rate, steps per
 task, LoRA targets and rank, the budget N, a base model); each (method, point, seed) is an
-ordinary run of the grid (:mod:`tsr.experiments.grid`), so the map shares finished runs with
+ordinary run of the grid (:mod:`tsr.engine.grid`), so the map shares finished runs with
 ``tsr compare`` and resumes run by run. With ``--relations`` each point also gets the probe
 arms the designed-relation checks read (the targets with a partner or a conflict, every source,
 mixed and target arms: C4's checks, :func:`tsr.analysis.transfer.check_relations`).
@@ -19,10 +19,9 @@ import dataclasses
 from pathlib import Path
 
 from ...data.records import read_yaml, require_file
-from ...engine.compare import Point
+from ...engine.grid import Point, check_methods
 from ...errors import ConfigError
 from ...model.settings import QKVO as LORA_QKVO
-from ..grid import check_methods
 
 DEFAULT_METHODS = ("seqft", "er", "tsr")
 QKVO = f"lora.targets=[{','.join(LORA_QKVO)}]"  # LoRA on the attention projections only

@@ -49,6 +49,20 @@ def probe_batches(learner: Learner, cfg: RunConfig, stream: Stream, seed: int, c
     return out
 
 
+def stream_signatures(learner: Learner, cfg: RunConfig, stream: Stream, kind: str, seeds: list[int],
+                      count: int) -> dict[int, dict]:
+    """``{seed: {task: signature}}``: every task's ``kind`` signature at the shared initialisation
+    of each seed, on ``count`` probe batches of its budget, as TSR takes it in a run of ``cfg``
+    (``tsr signatures``)."""
+    found = {}
+    for seed in seeds:
+        learner.reset(seed)
+        learner.adapter.load(learner.init_state)
+        batches = probe_batches(learner, cfg, stream, seed, count)
+        found[seed] = {name: take(kind, learner, b) for name, b in batches.items()}
+    return found
+
+
 def seed_tables(learner: Learner, cfg: RunConfig, stream: Stream, seed: int, kinds: list[str],
                 count: int = 10, timings: dict[str, float] | None = None) -> dict[str, Table]:
     """``tables[kind][target][source]`` = similarity(signature of source, signature of target)
@@ -168,4 +182,5 @@ def probe_audit(cfg: RunConfig, stream: Stream, arms: list[dict], out, kinds: li
     return report
 
 
-__all__ = ["audit", "probe_audit", "probe_batches", "score_table", "seed_tables", "spearman", "summarise"]
+__all__ = ["audit", "probe_audit", "probe_batches", "score_table", "seed_tables", "spearman", "stream_signatures",
+           "summarise"]

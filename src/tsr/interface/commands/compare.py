@@ -11,7 +11,7 @@ from rich.console import Console
 from ...errors import TsrError
 from ..args import (Default, add, add_against, add_executor_flags, add_items, add_uneven_seeds, add_workers,
                     csv_list, executor, option, split_items)
-from ..grid_output import grid_callbacks, print_unfinished, started_summaries
+from ..grid_output import grid_callbacks, print_unfinished
 from ..console import plain_console
 
 EXAMPLES = """examples:
@@ -26,37 +26,32 @@ EXAMPLES = """examples:
   tsr compare --methods er,tsr --seeds 0,1,2,3,4 --against er     # and each method - ER paired by seed (C6's headline)
 Finished runs are reused; interrupted ones resume."""
 
-SEEDS = Default("tsr.engine.compare:SEEDS")
+SEEDS = Default("tsr.engine.grid:SEEDS")
 ONE_SEED = Default("tsr.experiments:SEEDS")  # what an empty --seeds stands for
 
 
 def cmd_compare(args: argparse.Namespace, console: Console) -> int:
     from ...analysis import table as agg
+    from ...analysis.cells import started_runs
     from ...config import load_config
-    from ...engine.compare import plan_points, run_sweep
-    from ...experiments.grid import check_methods, plan_grid, plan_sweep, split_overrides
+    from ...engine.grid import plan_grid, plan_points, run_grid, split_overrides
 
     config, overrides = split_items(args.items)
     load_config(config, split_overrides(overrides)[0])  # a bad config fails before anything runs
     # method.* overrides apply to every method of the grid (after its method.name, which would
     # otherwise reset them); every point's config is checked before anything runs
-    seeds = SEEDS.listed(args.seeds, int) or list(ONE_SEED.value())
-    if args.vary:
-        methods = csv_list(args.methods)
-        methods = [p.method for p in plan_points(None, [0])] if methods in (None, ["all"]) else check_methods(methods)
-        points = plan_sweep(methods, seeds, args.vary)
-    else:
-        points = plan_points(csv_list(args.methods), seeds)
+    points = plan_points(csv_list(args.methods), SEEDS.listed(args.seeds, int) or list(ONE_SEED.value()),
+                         args.vary or [])
     if args.against and args.against.split(" (")[0] not in {p.method for p in points}:
         raise TsrError(f"--against {args.against}: not a method of this grid "
                        f"({', '.join(dict.fromkeys(p.method for p in points))})")
     grid = plan_grid(config, overrides, points)
-    config, overrides, points = grid.config, list(grid.overrides), list(grid.points)
+    points = list(grid.points)
     variants = len({p.variant for p in points})
     size = f"{len(points)} runs ({len({p.method for p in points})} methods{f', {variants} variants' if args.vary else ''})"
     err = plain_console(stderr=True)
     if args.report_only:  # nothing trained: the table of the grid's runs that have finished
-        summaries = started_summaries(grid)
+        summaries = list(started_runs(grid.dirs).values())
         done = sum(s.finished for s in summaries)
         pending = agg.unfinished(summaries)  # how far the runs in progress got
         if not done:
@@ -72,7 +67,7 @@ def cmd_compare(args: argparse.Namespace, console: Console) -> int:
         return 0
     console.print(f"{size}, {args.workers} worker(s)")
     progress, task_done = grid_callbacks(err)
-    paths = run_sweep(config, overrides, points, args.workers, progress, task_done, executor(args))
+    paths = run_grid(grid, args.workers, progress, task_done, executor(args))
     _compare_outputs(args, console, [agg.summarise(Path(p)) for p in paths])
     return 0
 

@@ -29,17 +29,32 @@ which would void the student's saved activations.
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import torch
 
 from ...cl.losses import exact_match_rows, kd_kl, kd_kl_from_log_probs, kd_mask, masked_ce
 from ...model.adapter import State
-from ..base import distilled
+from ...schema import added, require
+from ..base import Distillation, distilled
 from ..context import TaskContext
 from .teacher import BASE, Teacher
 
 Terms = dict[str, torch.Tensor]
+
+
+@dataclass
+class ShapeParams:
+    """The term's shape and its strengths (part of ``method.*`` of TSR)."""
+
+    kd_reshape: Literal["none", "amplify", "residual", "repel", "selective"] = added("none")
+    kd_gamma: float = added(4.0)
+    kd_repel: float = added(1e-3)
+
+    def check(self, path: str) -> None:
+        require(self.kd_gamma > 0.0, f"{path}.kd_gamma", "must be > 0")
+        require(self.kd_repel >= 0.0, f"{path}.kd_repel", "must be >= 0")
 
 
 class Plain:
@@ -48,22 +63,21 @@ class Plain:
     def begin_task(self) -> None:
         pass
 
-    def terms(self, ctx: TaskContext, batch, teacher: Teacher, mask: str, weight: float,
-              temperature: float) -> Terms:
+    def terms(self, ctx: TaskContext, batch, teacher: Teacher, kd: Distillation) -> Terms:
         """``ce`` and the distillation term(s) of a batch distilled against ``teacher``."""
-        return distilled(ctx, batch, teacher.key, teacher.state, mask, weight, temperature)
+        return distilled(ctx, batch, teacher.key, teacher.state, kd)
 
 
 class Reshaped(Plain):
     """A reshaped term: the shape's target, then the student over every position."""
 
-    def terms(self, ctx, batch, teacher, mask, weight, temperature):
-        t = float(temperature)
+    def terms(self, ctx, batch, teacher, kd):
+        t = float(kd.temperature)
         target = self.target(ctx, batch, teacher, t)
         logits = ctx.learner.logits(batch)
         labels = batch.labels.to(ctx.learner.device)
-        positions = kd_mask(mask, batch.attention_mask.to(logits.device), labels)
-        return {"ce": masked_ce(logits, labels), **self.kd(logits, target, labels, positions, weight, t)}
+        positions = kd_mask(kd.mask, batch.attention_mask.to(logits.device), labels)
+        return {"ce": masked_ce(logits, labels), **self.kd(logits, target, labels, positions, kd.weight, t)}
 
     def target(self, ctx: TaskContext, batch, teacher: Teacher, t: float) -> Any:
         return ctx.teacher_log_probs(teacher.key, teacher.state, batch, t)
@@ -127,3 +141,7 @@ def shape(kind: str, gamma: float, repel: float) -> Plain:
     """The term of ``method.kd_reshape`` ``kind`` with its strengths."""
     return {"none": Plain, "amplify": lambda: Amplify(gamma), "residual": Residual,
             "repel": lambda: Repel(repel), "selective": Selective}[kind]()
+
+
+def shape_of(params: ShapeParams) -> Plain:
+    return shape(params.kd_reshape, params.kd_gamma, params.kd_repel)

@@ -24,7 +24,7 @@ shares its entries between rules.
 
 from __future__ import annotations
 
-from typing import Hashable, NamedTuple, Sequence
+from typing import Hashable, Literal, NamedTuple, Sequence
 
 import numpy as np
 import torch
@@ -140,6 +140,7 @@ class Oracle(Snapshots):
         return min(range(len(losses)), key=lambda j: (losses[j], j))
 
 
+Reference = Literal["era", "recent", "base", "hybrid", "top", "random", "oracle", "none"]  # method.reference
 RULES: dict[str, type[TeacherRule]] = {"era": Era, "recent": Recent, "base": Base, "hybrid": Hybrid, "top": Top,
                                        "random": Random, "oracle": Oracle, "none": TeacherRule}
 

@@ -12,9 +12,24 @@ the cross-entropy.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Literal
 
+from ...schema import added, require
+
 Phase = Literal["joint", "ce", "kd"]
+
+
+@dataclass
+class TimingParams:
+    """The timing's knobs (part of ``method.*`` of TSR)."""
+
+    kd_timing: Literal["interleaved", "posthoc"] = added("interleaved")
+    kd_posthoc: float = added(0.2)
+
+    def check(self, path: str) -> None:
+        require(0.0 < self.kd_posthoc < 1.0, f"{path}.kd_posthoc", "the post-hoc phase's share of a task's "
+                "steps must be in (0, 1)")
 
 
 class Interleaved:
@@ -34,6 +49,10 @@ class PostHoc:
 
 def timing(kind: str, share: float) -> Interleaved | PostHoc:
     return PostHoc(share) if kind == "posthoc" else Interleaved()
+
+
+def timing_of(params: TimingParams) -> Interleaved | PostHoc:
+    return timing(params.kd_timing, params.kd_posthoc)
 
 
 def kd_phase(kind: str, share: float, steps: int, step: int) -> Phase:

@@ -21,14 +21,32 @@ a headroom gate (the maths: :mod:`tsr.cl.need`).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from ...cl.need import combine, need_weights, replay_loss
 from ...errors import ConfigError
+from ...schema import added, require
 from ..context import TaskContext
+
+
+@dataclass
+class NeedParams:
+    """The need-aware routing's knobs (part of ``method.*`` of TSR)."""
+
+    need: Literal["none", "loss"] = added("none")
+    need_weight: float = added(0.5)
+    need_floor: float = added(0.5)
+    need_gate: str = added("")
+    need_gate_min: float = added(0.05)
+
+    def check(self, path: str) -> None:
+        require(0.0 <= self.need_weight <= 1.0, f"{path}.need_weight", "must be in [0, 1]")
+        require(0.0 <= self.need_floor <= 1.0, f"{path}.need_floor", "must be in [0, 1] (a share of 1/K)")
+        require(self.need_gate_min >= 0.0, f"{path}.need_gate_min", "must be >= 0")
 
 
 def read_headroom(path: str) -> dict[str, dict[str, float]]:
@@ -40,6 +58,13 @@ def read_headroom(path: str) -> dict[str, dict[str, float]]:
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         raise ConfigError(f"config key 'method.need_gate': {path} is not a budget audit's budget.json "
                           f"({type(err).__name__}: {err})") from None
+
+
+def need_router(params: NeedParams) -> "NeedRouter | None":
+    """The router of ``method.need`` (None for ``none``: the paper's routing)."""
+    if params.need == "none":
+        return None
+    return NeedRouter(params.need_weight, params.need_floor, params.need_gate, params.need_gate_min)
 
 
 class NeedRouter:

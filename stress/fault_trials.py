@@ -1,4 +1,4 @@
-"""The fault trials of the reliability harness (bench/reliability.py): two processes on one folder,
+"""The fault trials of the reliability harness (stress/reliability.py): two processes on one folder,
 symbolic links planted in a run folder, a full and a read-only disk.
 
 - ``race``: two ``tsr learn`` calls of two different tasks on one new learner, the second started

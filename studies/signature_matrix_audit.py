@@ -5,7 +5,7 @@ not shipped, but its table is. This script reads that table (rows: sources, colu
 targets, ``mean ± se``), takes every signature at the shared initialisation of each seed on
 the default config, and writes the audit (signatures.md/.csv/.json/.png) into ``--out``.
 
-    python bench/signature_matrix_audit.py --seeds 0,1,2,3,4,5,6,7 --out /tmp/sig-audit
+    python studies/signature_matrix_audit.py --seeds 0,1,2,3,4,5,6,7 --out /tmp/sig-audit
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The reliability harness's parts (bench/reliability.py): what is run, the uninterrupted
+"""The reliability harness's parts (stress/reliability.py): what is run, the uninterrupted
 references the killed runs are compared with, one trial's record, and the trial schedules."""
 
 from __future__ import annotations

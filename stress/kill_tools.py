@@ -1,4 +1,4 @@
-"""Process and folder helpers of the kill-and-resume harness (bench/reliability.py): run a tsr
+"""Process and folder helpers of the kill-and-resume harness (stress/reliability.py): run a tsr
 command in its own process group and SIGKILL the whole group, wait for a moment by polling a
 folder, read what a run appended to its log, list the temporary entries a kill can leave."""
 

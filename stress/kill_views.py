@@ -1,4 +1,4 @@
-"""What a killed run folder shows (bench/reliability.py): where in the run a kill landed, read from
+"""What a killed run folder shows (stress/reliability.py): where in the run a kill landed, read from
 the folder afterwards, and whether the resumed run equals the uninterrupted reference."""
 
 from __future__ import annotations

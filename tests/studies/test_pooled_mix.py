@@ -1,16 +1,16 @@
-"""bench/pooled_mix.py: its variants are the budget sweep's arms with parts of the pool left out."""
+"""studies/pooled_mix.py: its variants are the budget sweep's arms with parts of the pool left out."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchscripts import load_bench
+from repo_scripts import load_script
 from tsr.data.streams import load_stream
 from tsr.experiments.probe.plan import plan_jobs
 
 
 def _script():
-    return load_bench("pooled_mix")
+    return load_script("studies", "pooled_mix")
 
 
 def test_the_full_pool_is_the_sweeps_pooled_arm_and_drops_leave_tasks_out():

@@ -10,7 +10,7 @@ Every arm is saved under ``--out`` (one JSON each) and reused when the script ru
 target and full pooled arms are taken from the budget sweep's probe folder under ``out_dir``
 when it holds them (the same training).
 
-    python bench/pooled_mix.py --target stance --budget 100 --drop irony --drop summary,code,simplify \
+    python studies/pooled_mix.py --target stance --budget 100 --drop irony --drop summary,code,simplify \
         --seeds 0,1,2,3,4 --out /tmp/pooled-stance model.threads=1 out_dir=runs
 """
 

@@ -48,8 +48,8 @@ finished work and match. Failed trials' folders are kept, with each command's ou
 
 Usage::
 
-    python bench/reliability.py             # 24 kill trials (12 run, 4 compare, 4 probe, 4 learn), 5 races, 8 faults
-    python bench/reliability.py --trials 3 --races 1 --faults 4 --keep --out /tmp/rel --report rel.md
+    python stress/reliability.py           # 24 kill trials (12 run, 4 compare, 4 probe, 4 learn), 5 races, 8 faults
+    python stress/reliability.py --trials 3 --races 1 --faults 4 --keep --out /tmp/rel --report rel.md
 """
 
 from __future__ import annotations

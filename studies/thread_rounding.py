@@ -7,9 +7,9 @@ off (tsr's default) and once on, each run in a fresh process. The report gives, 
 largest relative difference between the two thread counts' logged step losses and the
 accuracies after the last task. A mode that made the thread count irrelevant would show 0.
 
-    python bench/thread_rounding.py                  # 2 tasks x 150 steps
-    python bench/thread_rounding.py --steps 300 --tasks 3
-    python bench/thread_rounding.py model.compile=true   # the compiled blocks instead
+    python studies/thread_rounding.py                # 2 tasks x 150 steps
+    python studies/thread_rounding.py --steps 300 --tasks 3
+    python studies/thread_rounding.py model.compile=true   # the compiled blocks instead
 """
 
 from __future__ import annotations

@@ -21,6 +21,7 @@ tasks uniformly while routing still picks the teacher (the official code's ``tsr
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -88,10 +89,9 @@ class TSR(Method):
         super().__init__(params)
         self.teacher, self.timing = teacher_rule(params.reference), timing_of(params)
         self.shape, self.need = shape_of(params), need_router(params)
-        self._signature: torch.Tensor | None = None
+        self._signature, self._top = None, None  # the task's signature; the top-routed past task
         self._weights = self._replay_weights = np.zeros(0)
-        self._top: int | None = None
-        self._taught: dict[str, int] = {}  # distilled batches per teacher in the current task
+        self._taught: Counter[str] = Counter()  # distilled batches per teacher in the current task
 
     @classmethod
     def validate(cls, params: TSRParams, facts: RunFacts) -> None:
@@ -101,7 +101,7 @@ class TSR(Method):
 
     def begin_task(self, ctx: TaskContext) -> dict[str, Any]:
         """Algorithm 1: probe the new task, route over the past ones."""
-        self._taught = {}
+        self._taught = Counter()
         self.shape.begin_task()
         self._signature = self.probe(ctx)
         norm = {"signature_norm": float(self._signature.norm())} if isinstance(self._signature, torch.Tensor) else {}
@@ -141,8 +141,7 @@ class TSR(Method):
         teacher = self.reference(ctx, draw, batch) if kd.weight > 0 and phase != "ce" else None
         if teacher is None:
             return ce_and_distillation(ctx, batch, None, kd)
-        name = teacher.name(ctx.memory)
-        self._taught[name] = self._taught.get(name, 0) + 1
+        self._taught[teacher.name(ctx.memory)] += 1
         terms = self.shape.terms(ctx, batch, teacher, kd)
         return {k: v for k, v in terms.items() if k != "ce"} if phase == "kd" else terms
 
@@ -161,5 +160,5 @@ class TSR(Method):
 
     def load_state_dict(self, learner, state: MethodState, scope: Scope = "run") -> None:
         if scope == "step":
-            self._taught = {k: int(v) for k, v in state.meta["taught"].items()}
+            self._taught = Counter({k: int(v) for k, v in state.meta["taught"].items()})
             self.teacher.load_state(state.meta.get("random", {}))

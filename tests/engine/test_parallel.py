@@ -20,6 +20,7 @@ from tsr.config import load_config
 from tsr.data.collate import IGNORE, Batch
 from tsr.engine.parallel import SINGLE, Group
 from tsr.engine.run import execute
+from tsr.errors import ConfigError
 
 # measured here (AMD EPYC, 1 thread per process), largest results-matrix loss difference of a
 # two-process run from one process over 3 tasks of 8 steps: SeqFT 6e-8 and ER 2e-8 (float rounding
@@ -86,6 +87,30 @@ def test_two_processes_give_the_single_process_results(tiny_model, toy_stream, t
     # the second process's copy of the run is gone; only the first one wrote the run folder
     assert not list((tmp_path / "tmp").glob("tsr-rank*"))
     assert len([p for p in (tmp_path / "two").iterdir() if (p / "run.json").exists()]) == 1
+
+
+@pytest.mark.parametrize("method", ["tsr"])  # teachers, signatures and evaluation all run sharded
+def test_sharded_blocks_give_the_single_process_results(tiny_model, toy_stream, tmp_path, method):
+    """model.fsdp: each process holds about half the blocks' weights (FSDP2), the results are
+    those of one process within the data-parallel tolerance."""
+    args = items(tiny_model, toy_stream, tmp_path / "two", f"method.name={method}", "model.fsdp=true")
+    done = launch(args, tmp_path / "tmp")
+    assert done.returncode == 0, done.stderr[-3000:]
+    alone = execute(load_config(args[0], args[1:-1] + [f"out_dir={tmp_path / 'one'}"]))
+    gap = np.nanmax(np.abs(matrix(results_of(tmp_path / "two"), "loss")
+                           - matrix(json.loads(alone.run.results_path.read_text()), "loss")))
+    assert gap <= LOSS_TOLERANCE, gap
+    (run,) = [p for p in (tmp_path / "two").iterdir() if p.is_dir() and (p / "run.json").exists()]
+    machine = json.loads((run / "run.json").read_text())["machine"]
+    assert machine["processes"] == 2 and machine["fsdp_local_share"] < 0.9  # the blocks' weights halved
+    assert run.name == alone.run.path.name  # the same run as without sharding (not in the fingerprint)
+
+
+def test_sharding_on_one_process_is_refused(tiny_model, toy_stream, tmp_path):
+    with pytest.raises(ConfigError, match="model.fsdp"):
+        execute(load_config(*items(tiny_model, toy_stream, tmp_path / "runs", "model.fsdp=true")[:1],
+                            items(tiny_model, toy_stream, tmp_path / "runs", "model.fsdp=true")[1:]))
+    assert not (tmp_path / "runs").exists()
 
 
 def test_two_processes_resume_what_one_process_left(tiny_model, toy_stream, tmp_path, monkeypatch):

@@ -89,9 +89,10 @@ class Silent:
 def evaluate_tasks(plan: Plan, indices: Sequence[int], predictions: Path | None = None) -> dict[int, Score]:
     """Scores of the test sets of ``indices``; with ``eval.predictions`` and a ``predictions``
     folder, also the greedy answers, written there (:mod:`tsr.engine.predict`). In a
-    data-parallel run the first process scores and the others hear its scores."""
+    data-parallel run the first process scores and the others hear its scores (with the base
+    sharded, every process scores and the first one's scores are kept)."""
     ev = plan.cfg.eval
-    if not plan.group.main:
+    if not plan.group.main and not plan.group.sharded:  # sharded: every forward needs every process
         return plan.group.broadcast(None)
     if ev.predictions and predictions is not None:
         scores = predict_tasks(plan.learner, plan.stream, plan.tests, indices, predictions, ev.batch_size,

@@ -20,12 +20,25 @@ DDP does, without its bucketed overlap of communication and backward). A term no
 something other than the scored tokens (TSR's KL over attended positions, per-example means)
 is weighted by the same token share, so it equals the single process's only where the shares
 match its own normaliser; LoRA dropout draws its masks per share. Evaluation runs on the first
-process alone. No FSDP: each process holds the whole base.
+process alone.
+
+With ``model.fsdp`` (:func:`shard_blocks`) the frozen base's transformer blocks are sharded over
+the processes by FSDP2 (torch's ``fully_shard``, one unit per block): a process keeps its share
+of each block's weights and gathers the whole block only while it runs (forward, and again in
+the backward). The adapter's parameters are left out of the sharding (``ignored_params``), so
+they stay whole, identical tensors on every process and everything above (snapshots, teachers,
+signatures, the gradient sum, the optimiser, resume) is unchanged; the embeddings and the output
+head are not sharded either (the fused head reads the head's weight outside any block). Since a
+sharded forward is a collective, every process then runs the evaluation too (the same forwards,
+the same scores; the first process's are kept). Deviation, stated: every process loads the
+whole base before sharding it, so what FSDP saves is the resident blocks' memory during the run,
+not the peak while loading; parameters a method adds later (per-task branches) are not sharded.
 """
 
 from __future__ import annotations
 
 import atexit
+import dataclasses
 import os
 import shutil
 from dataclasses import dataclass
@@ -55,6 +68,7 @@ class Group:
 
     rank: int = 0
     size: int = 1
+    sharded: bool = False  # the base's blocks sharded over the processes (model.fsdp): every forward is collective
 
     @property
     def main(self) -> bool:
@@ -119,6 +133,30 @@ class Group:
 
 
 SINGLE = Group()
+
+
+def shard_blocks(model: torch.nn.Module, blocks: Sequence[torch.nn.Module], keep: Sequence[torch.nn.Parameter],
+                 group: Group) -> Group:
+    """Shard each of ``blocks`` (the base's transformer blocks) over the processes of ``group``
+    with FSDP2, leaving the parameters ``keep`` (the adapter's) whole; ``group`` marked sharded."""
+    if not blocks:
+        raise RunError(f"config key 'model.fsdp': found no list of transformer blocks in {type(model).__name__} "
+                       "to shard; set model.fsdp=false")
+    from torch.distributed.fsdp import fully_shard
+
+    kept = set(keep)
+    for block in blocks:
+        fully_shard(block, ignored_params={p for p in block.parameters() if p in kept})
+    return dataclasses.replace(group, sharded=True)
+
+
+def local_share(model: torch.nn.Module) -> float:
+    """The share of the model's parameter elements this process holds (1.0 unsharded)."""
+    total = local = 0
+    for p in model.parameters():
+        total += p.numel()
+        local += p.to_local().numel() if hasattr(p, "to_local") else p.numel()
+    return local / total if total else 1.0
 
 
 @lru_cache(maxsize=1)

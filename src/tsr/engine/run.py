@@ -24,7 +24,7 @@ from ..data.streams import load_stream
 from ..methods.context import RunFacts
 from ..errors import ConfigError, RunError, reason
 from ..methods.registry import MethodSpec
-from ..model.learner import build_learner
+from ..model.learner import build_learner, transformer_blocks
 from ..rng import numpy_rng
 from .loop import Plan, Reporter, notify, run_stream
 from .progress import TaskProgress, drop_progress, forget_steps_after, has_progress, load_progress
@@ -91,6 +91,9 @@ def prepare(cfg: RunConfig, report: Reporter | None = None) -> tuple[Plan, Metho
         raise ConfigError(f"config key 'train.batch_size': a batch of {cfg.train.batch_size} cannot be shared by "
                           f"the {group.size} processes of this launch (each needs a row); launch at most "
                           f"{cfg.train.batch_size}")
+    if cfg.model.fsdp and group.size == 1:
+        raise ConfigError("config key 'model.fsdp': shards the base over the processes of a multi-process launch "
+                          "(torchrun or accelerate launch), and this is one process; set model.fsdp=false")
     if not group.main:  # the first process's files and loggers only (tsr.engine.parallel)
         cfg = dataclasses.replace(cfg, log=dataclasses.replace(cfg.log, tensorboard=False, wandb=False, mlflow=False))
     stream = check_stream(cfg)
@@ -98,6 +101,9 @@ def prepare(cfg: RunConfig, report: Reporter | None = None) -> tuple[Plan, Metho
     if report is not None:
         notify(report, "run_begin", cfg)
     learner = build_learner(cfg)
+    if cfg.model.fsdp:  # the base's blocks sharded over the processes, the adapter whole (tsr.engine.parallel)
+        group = parallel.shard_blocks(learner.model, transformer_blocks(learner.model),
+                                      [p for _, p in learner.adapter.named()], group)
     encoder = learner.encoder
     for task, budget, replay, test in zip(stream, budgets, replays, tests):
         encoder.encode_all(budget, f"task {task.name!r} (training)")
@@ -142,7 +148,8 @@ def execute(cfg: RunConfig, report: Reporter | None = None, grow: bool = False, 
     fingerprint = portable_fingerprint(cfg) if grow else cfg.fingerprint()
     meta = {"fingerprint": fingerprint, "data_digest": stream.digest(), "stream": stream.name,
             "tasks": stream.names, "method": spec.name, "seed": cfg.seed,
-            "machine": describe(plan.learner.device, plan.learner.compiled, group.size),
+            "machine": {**describe(plan.learner.device, plan.learner.compiled, group.size),
+                        **({"fsdp_local_share": round(parallel.local_share(plan.learner.model), 4)} if group.sharded else {})},
             "grouping": grouping_of(cfg).record()}
     if group.size > 1:
         if grow:

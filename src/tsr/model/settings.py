@@ -69,6 +69,14 @@ class ModelConfig:
     """recompute each transformer block's activations in the backward pass instead of keeping
     them: less memory, more time per step, the same results (not part of the fingerprint).
     Runs the blocks eager (`model.compile` is not applied to them)"""
+    fsdp: bool = setting(False, result=False)
+    """in a run launched on several processes (`torchrun`, `accelerate launch`), shard the frozen
+    base's transformer blocks across them (FSDP2, torch's `fully_shard`): each process keeps its
+    share of the blocks' weights and gathers a block's whole weights only while that block runs.
+    The LoRA adapter, the embeddings and the output head stay whole on every process, so methods,
+    snapshots, teachers and resume work as in data parallelism, and every process scores the
+    test sets with the others (a sharded forward needs them all). Results as data parallelism's
+    (not part of the fingerprint); refused on a single process"""
     quantization: Literal["none", "4bit", "8bit"] = added("none")
     """load the frozen base quantised through bitsandbytes, with the LoRA adapter on top in
     `adapter_dtype` (QLoRA): `4bit` (NF4 with double quantisation, computing in `dtype`, as the

@@ -95,7 +95,8 @@ def of_records(records: Iterable[Any]) -> Grouping:
 # its 13 registered methods); tests/runs/test_grouping.py pins each against the config's declarations.
 LEGACY = Grouping(
     frozenset({"seed", "out_dir", "name", "model.threads", "model.gradient_checkpointing", "stream.truncate",
-               "train.checkpoint_minutes", "eval.logits_mb", "log."}),
+               "train.checkpoint_minutes", "eval.logits_mb", "log.",
+               "model.fsdp"}),  # added since; listed because it never changes results, so it holds for them too
     {"eval.predictions": "false", "eval.schedule": "full", "method.kd_gamma": "4.0", "method.kd_posthoc": "0.2",
      "method.kd_repel": "0.001", "method.kd_reshape": "none", "method.kd_timing": "interleaved",
      "method.need": "none", "method.need_floor": "0.5", "method.need_gate": "''", "method.need_gate_min": "0.05",

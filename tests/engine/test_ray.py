@@ -98,3 +98,31 @@ def test_a_ray_grid_prints_nothing_of_rays_own_on_the_console(tiny_model, toy_st
     noise = [line for line in (out + err).splitlines()
              if "core_worker" in line or "max_restarts" in line or "Started a local Ray instance" in line]
     assert not noise, noise
+
+
+def test_a_ray_grid_trains_each_run_on_several_processes(tiny_model, toy_stream, tmp_path, local_ray):
+    """--processes-per-run 2: the actor launches each run on two processes (torchrun; on GPUs,
+    one GPU each with --gpus-per-run 2): the single process's results within the data-parallel
+    tolerance, the grid's task events read from the run's log as it trains."""
+    from test_parallel import LOSS_TOLERANCE, matrix
+
+    args = [f"model.path={tiny_model}", f"stream.source={toy_stream}", "train.steps=8", "train.lr=3e-3",
+            "stream.budget=12", "stream.replay_per_task=8", "stream.test_cap=10", "stream.max_length=48"]
+    done = []
+    (two,) = run_sweep(None, [*args, f"out_dir={tmp_path / 'two'}"], plan_points(["er"], [0]), workers=1,
+                       task_done=done.append, executor=Executor("ray", processes_per_run=2), threads=1)
+    (one,) = run_sweep(None, [*args, f"out_dir={tmp_path / 'one'}"], plan_points(["er"], [0]), workers=1, threads=1)
+    assert json.loads((Path(two) / "run.json").read_text())["machine"]["processes"] == 2
+    assert Path(two).name == Path(one).name
+    (a,), (b,) = results([two]).values(), results([one]).values()
+    import numpy as np
+
+    assert np.nanmax(np.abs(matrix(a, "loss") - matrix(b, "loss"))) <= LOSS_TOLERANCE
+    assert [(e.index, e.tasks, e.name) for e in done] == [(0, 3, "parity"), (1, 3, "vowel"), (2, 3, "copy")]
+
+
+def test_processes_per_run_is_checked_and_refused_where_arms_run():
+    with pytest.raises(ConfigError, match="--processes-per-run 4"):
+        Executor("ray", gpus_per_run=4)
+    with pytest.raises(ConfigError, match="must be >= 1"):
+        Executor("ray", processes_per_run=0)

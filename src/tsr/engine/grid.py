@@ -27,6 +27,7 @@ from ..config import RunConfig, load_config
 from ..errors import ConfigError
 from ..methods.registry import method_names, resolve_method
 from .executor import Executor
+from .launch import launch_run
 from .pool import run_pool
 from .run import check_stream, execute, run_name
 
@@ -193,13 +194,21 @@ class _TaskEvents:
         self.emit(TaskDone(self.point, t, len(plan.stream), plan.stream[t].name, round(seconds, 1), self.resumed_at))
 
 
-def _setup(config: str | None, overrides: list[str], threads: int) -> tuple[str | None, list[str]]:
+def _setup(config: str | None, overrides: list[str], threads: int, processes: int = 1) -> tuple:
     torch.set_num_threads(threads)
-    return config, overrides
+    return config, overrides, threads, processes
 
 
-def _execute(state: tuple[str | None, list[str]], point: Point, emit: Callable[[TaskDone], Any]) -> tuple[Point, str]:
-    config, overrides = state
+def _execute(state: tuple, point: Point, emit: Callable[[TaskDone], Any]) -> tuple[Point, str]:
+    config, overrides, threads, processes = state
+    if processes > 1:  # one run on several processes, launched from this worker (tsr.engine.launch)
+        cfg = point_config(config, overrides, point)
+        stream = check_stream(cfg)
+        path = Path(cfg.out_dir) / run_name(cfg, stream, cfg.method.name)
+        launch_run(config, [*overrides, f"method.name={point.method}", f"seed={point.seed}", *point.overrides],
+                   processes, path, threads,
+                   lambda e: emit(TaskDone(point, e["task"], len(stream), e["name"], round(e["seconds"], 1))))
+        return point, str(path)
     outcome = execute(point_config(config, overrides, point), _TaskEvents(point, emit))
     return point, str(outcome.run.path)
 
@@ -229,8 +238,9 @@ def run_sweep(config: str | None, overrides: list[str], points: list[Point], wor
         if progress:
             progress(point, path, len(paths), len(points))
 
-    run_pool(_setup, (config, list(overrides), threads), _execute, points, workers, finished, task_done,
-             executor, threads)
+    processes = executor.processes_per_run if executor is not None else 1
+    run_pool(_setup, (config, list(overrides), threads, processes), _execute, points, workers, finished, task_done,
+             executor, threads * processes)
     return paths
 
 

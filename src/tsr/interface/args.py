@@ -135,7 +135,10 @@ def add_executor_flags(p: argparse.ArgumentParser) -> None:
                    help="local worker processes (default) or Ray (docs/cluster.md)")
     p.add_argument("--ray-address", help="ray: auto (the cluster this machine is in) or HOST:PORT; "
                    "default: a local Ray instance")
-    p.add_argument("--gpus-per-run", type=float, help="ray: GPU share per run (0.25: four runs a GPU)")
+    p.add_argument("--gpus-per-run", type=float, help="ray: GPUs per run (0.25: four runs a GPU; 4: four GPUs, "
+                   "with --processes-per-run 4)")
+    p.add_argument("--processes-per-run", type=int, help="train each run data-parallel on N processes (torchrun; "
+                   "with --gpus-per-run N, one GPU each)")
 
 
 def executor(args: argparse.Namespace):
@@ -143,6 +146,8 @@ def executor(args: argparse.Namespace):
     from ..engine.executor import Executor
 
     share = {} if args.gpus_per_run is None else {"gpus_per_run": args.gpus_per_run}
+    if args.processes_per_run is not None:
+        share["processes_per_run"] = args.processes_per_run
     return Executor(args.executor, args.ray_address, **share)
 
 

@@ -184,6 +184,9 @@ def run_probe(cfg: RunConfig, jobs: list[Job], out: Path, workers: int = 1,
     steps), on local worker processes or on Ray (``executor``); return every result saved there.
     ``share_sources``: probe folders of the same config but another budget, whose cached source
     adapters (those of the same data) are copied in rather than trained again."""
+    if executor is not None and executor.processes_per_run > 1:
+        raise ConfigError(f"--processes-per-run {executor.processes_per_run}: probe arms train on one process each "
+                          "(a grid of runs, tsr compare or the kd, orders and regime audits, can launch several)")
     checkpoints = tuple(sorted(set(checkpoints)))
     bad = [s for s in checkpoints if not 1 <= s < cfg.train.steps]
     if bad:

@@ -106,6 +106,24 @@ def test_sharded_blocks_give_the_single_process_results(tiny_model, toy_stream, 
     assert run.name == alone.run.path.name  # the same run as without sharding (not in the fingerprint)
 
 
+def test_a_learner_left_on_the_host_is_placed_whole_on_its_device(make_config):
+    """model.fsdp loads the base on the host; what the sharding does not move (here everything:
+    no block is sharded) goes to the learner's device, and the shared initialisation is taken
+    there again (the meta device stands in for a GPU)."""
+    import dataclasses
+
+    from tsr.engine.parallel import placed
+    from tsr.model.learner import build_learner
+
+    learner = build_learner(make_config(), place=False)
+    assert {p.device.type for p in learner.model.parameters()} == {"cpu"}
+    learner.backbone = dataclasses.replace(learner.backbone, device=torch.device("meta"))
+    moved = placed(learner)
+    assert {p.device.type for p in moved.model.parameters()} == {"meta"}
+    assert {b.device.type for b in moved.model.buffers()} <= {"meta"}
+    assert {t.device.type for t in moved.init_state.values()} == {"meta"}
+
+
 def test_sharding_on_one_process_is_refused(tiny_model, toy_stream, tmp_path):
     with pytest.raises(ConfigError, match="model.fsdp"):
         execute(load_config(*items(tiny_model, toy_stream, tmp_path / "runs", "model.fsdp=true")[:1],

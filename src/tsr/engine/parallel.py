@@ -31,8 +31,9 @@ signatures, the gradient sum, the optimiser, resume) is unchanged; the embedding
 head are not sharded either (the fused head reads the head's weight outside any block). Since a
 sharded forward is a collective, every process then runs the evaluation too (the same forwards,
 the same scores; the first process's are kept). Deviation, stated: every process loads the
-whole base before sharding it, so what FSDP saves is the resident blocks' memory during the run,
-not the peak while loading; parameters a method adds later (per-task branches) are not sharded.
+whole base into host memory (in the device's dtype) before sharding it; the device receives one
+block at a time as it is sharded (:func:`placed`), so a base larger than one device fits where
+its shares do. Parameters a method adds later (per-task branches) are not sharded.
 """
 
 from __future__ import annotations
@@ -148,6 +149,26 @@ def shard_blocks(model: torch.nn.Module, blocks: Sequence[torch.nn.Module], keep
     for block in blocks:
         fully_shard(block, ignored_params={p for p in block.parameters() if p in kept})
     return dataclasses.replace(group, sharded=True)
+
+
+def placed(learner: Any) -> Any:
+    """``learner`` with what the sharding left on the CPU (the adapter, the embeddings, the head,
+    buffers) moved to its device, and its shared initialisation taken again there. The sharded
+    blocks are already on the device: ``fully_shard`` moves each block's weights to the mesh's
+    device as it shards them, so the device holds one whole block at most while loading."""
+    device = learner.device
+    for module in learner.model.modules():
+        for name, p in module.named_parameters(recurse=False):
+            if not hasattr(p, "to_local") and p.device != device:
+                moved = p.data.to(device)
+                if torch._has_compatible_shallow_copy_type(p.data, moved):  # as Module.to moves a parameter
+                    p.data = moved
+                else:
+                    setattr(module, name, torch.nn.Parameter(moved, requires_grad=p.requires_grad))
+        for name, buffer in module.named_buffers(recurse=False):
+            if buffer is not None and buffer.device != device:
+                module._buffers[name] = buffer.to(device)
+    return dataclasses.replace(learner, init_state=learner.adapter.state())
 
 
 def local_share(model: torch.nn.Module) -> float:

@@ -91,6 +91,9 @@ def prepare(cfg: RunConfig, report: Reporter | None = None) -> tuple[Plan, Metho
         raise ConfigError(f"config key 'train.batch_size': a batch of {cfg.train.batch_size} cannot be shared by "
                           f"the {group.size} processes of this launch (each needs a row); launch at most "
                           f"{cfg.train.batch_size}")
+    if cfg.model.fsdp and cfg.model.quantization != "none":
+        raise ConfigError("config key 'model.fsdp': a quantised base is placed by bitsandbytes and cannot be "
+                          "sharded; set model.fsdp=false or model.quantization=none")
     if cfg.model.fsdp and group.size == 1:
         raise ConfigError("config key 'model.fsdp': shards the base over the processes of a multi-process launch "
                           "(torchrun or accelerate launch), and this is one process; set model.fsdp=false")
@@ -100,10 +103,13 @@ def prepare(cfg: RunConfig, report: Reporter | None = None) -> tuple[Plan, Metho
     budgets, replays, tests = draw_data(cfg, stream)
     if report is not None:
         notify(report, "run_begin", cfg)
-    learner = build_learner(cfg)
-    if cfg.model.fsdp:  # the base's blocks sharded over the processes, the adapter whole (tsr.engine.parallel)
+    # model.fsdp: loaded on the host, the blocks sharded over the processes (each block moved to the
+    # device as it is sharded), the adapter whole (tsr.engine.parallel)
+    learner = build_learner(cfg, place=not cfg.model.fsdp)
+    if cfg.model.fsdp:
         group = parallel.shard_blocks(learner.model, transformer_blocks(learner.model),
                                       [p for _, p in learner.adapter.named()], group)
+        learner = parallel.placed(learner)
     encoder = learner.encoder
     for task, budget, replay, test in zip(stream, budgets, replays, tests):
         encoder.encode_all(budget, f"task {task.name!r} (training)")

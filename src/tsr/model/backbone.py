@@ -158,8 +158,10 @@ def quantization_args(cfg: ModelConfig, device: torch.device, dtype: torch.dtype
     return {"quantization_config": config, "device_map": {"": device.index or 0}}
 
 
-def load_backbone(cfg: ModelConfig) -> Backbone:
-    """Model and tokenizer, frozen, on the chosen device and dtype."""
+def load_backbone(cfg: ModelConfig, place: bool = True) -> Backbone:
+    """Model and tokenizer, frozen, on the chosen device and dtype; with ``place=False`` the
+    weights stay on the CPU in that dtype (the device is still the chosen one), for a caller that
+    moves them block by block (``model.fsdp``: :func:`tsr.engine.parallel.shard_blocks`)."""
     from safetensors import SafetensorError
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
@@ -202,7 +204,7 @@ def load_backbone(cfg: ModelConfig) -> Backbone:
     for param in model.parameters():
         param.requires_grad_(False)
     model.config.use_cache = False
-    if not quantized:  # a quantised model is placed by its device map and cannot be moved
+    if not quantized and place:  # a quantised model is placed by its device map and cannot be moved
         model.to(device)
     model.eval()
     return Backbone(model, tokenizer, device, dtype, source)

@@ -323,9 +323,10 @@ class LearnerConfig(Protocol):
     stream: Any  # its max_length
 
 
-def build_learner(cfg: LearnerConfig) -> Learner:
-    """Load the backbone, attach the adapter at the shared initialisation of ``cfg.seed``."""
-    backbone = load_backbone(cfg.model)
+def build_learner(cfg: LearnerConfig, place: bool = True) -> Learner:
+    """Load the backbone, attach the adapter at the shared initialisation of ``cfg.seed``;
+    ``place=False``: its weights left on the CPU (:func:`tsr.model.backbone.load_backbone`)."""
+    backbone = load_backbone(cfg.model, place)
     adapter_dtype = {"float32": torch.float32, "bfloat16": torch.bfloat16}[cfg.model.adapter_dtype]
     model = attach_lora(backbone.model, cfg.lora, cfg.seed, adapter_dtype)
     model.eval()

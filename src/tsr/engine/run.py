@@ -105,7 +105,7 @@ def prepare(cfg: RunConfig, report: Reporter | None = None) -> tuple[Plan, Metho
         notify(report, "run_begin", cfg)
     # model.fsdp: loaded on the host, the blocks sharded over the processes (each block moved to the
     # device as it is sharded), the adapter whole (tsr.engine.parallel)
-    learner = build_learner(cfg, place=not cfg.model.fsdp)
+    learner = build_learner(cfg, place=False) if cfg.model.fsdp else build_learner(cfg)
     if cfg.model.fsdp:
         group = parallel.shard_blocks(learner.model, transformer_blocks(learner.model),
                                       [p for _, p in learner.adapter.named()], group)

@@ -1,22 +1,21 @@
 """TSR: Transfer-Selective Replay (the reference paper, Algorithms 1 and 2).
 
 Algorithm 1, when a task arrives: *Probe* its signature at the shared initialisation (the mean
-LoRA-B gradient over ``probe_batches`` batches of its budget, Eq. 5), and *Route*: weights
-``softmax(cos / tau)`` over the cosine similarities to every stored signature. Algorithm 2,
-every step: with probability ``alpha`` a batch of the replay data of a past task drawn from
-those weights, else one of the current task; the loss is the cross-entropy plus ``kd_weight *
-T^2 KL(f_teacher || f_theta)`` at temperature ``T`` against the batch's teacher. Defaults are
-the paper's (Appendix "Full-stream setup"): m = 10, tau = 0.1, alpha = 0.5, lambda = 0.5, T =
-2, distilled over all attended tokens as in the official code. Strategies, each with its own
-params beside this file: the teacher (``reference``, the routed ``era`` by default), the
-term's timing and shape (:mod:`tsr.methods.distill`), need-aware routing and signatures given
-beforehand (:mod:`tsr.methods.route`).
+LoRA-B gradient over ``probe_batches`` batches of its budget, Eq. 5) and *Route*: weights
+``softmax(cos / tau)`` over its cosine similarities to the stored signatures. Algorithm 2, each
+step: with probability ``alpha`` a batch of a past task's replay data drawn by those weights,
+else one of the current task; loss = cross-entropy + ``kd_weight * T^2 KL(f_teacher || f_theta)``
+against the batch's teacher. Defaults are the paper's (Appendix "Full-stream setup"): m = 10,
+tau = 0.1, alpha = 0.5, lambda = 0.5, T = 2, distilled over all attended tokens as in the
+official code. Strategies, each with its params beside this file: the teacher (``reference``,
+the routed ``era`` by default), the term's timing and shape (:mod:`tsr.methods.distill`),
+need-aware routing and given signatures (:mod:`tsr.methods.route`).
 
-Choices the paper leaves open: the top-routed task j* is the argmax of the cosine scores (of
-the weights whenever tau is finite; with tau = inf the weights tie and the scores decide);
-``uniform_mix`` b gives ``(1 - b) softmax + b uniform`` (the ``tsr_pool_hybrid`` preset, b =
-0.5, is our reading of the paper's undefined "pool-hybrid"); ``replay: uniform`` draws past
-tasks uniformly while routing still picks the teacher (the official code's ``tsr_v1``).
+Choices the paper leaves open: the top-routed task j* is the argmax of the cosine scores (with
+tau = inf the weights tie and the scores decide); ``uniform_mix`` b gives ``(1 - b) softmax + b
+uniform`` (preset ``tsr_pool_hybrid``, b = 0.5: our reading of the paper's undefined
+"pool-hybrid"); ``replay: uniform`` draws past tasks uniformly while routing still picks the
+teacher (the official code's ``tsr_v1``).
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ import torch
 
 from ..cl.losses import KD_TEMPERATURE
 from ..cl.routing import route_weights, uniform_weights
-from ..cl.signatures import PROBE_BATCHES, SIGNATURES, similarities, take
+from ..cl.signatures import PROBE_BATCHES, SIGNATURES, similarities
 from ..schema import infinite, require
 from .base import Distillation, Method, MethodState, Scope, ce_and_distillation, require_replay
 from .context import Draw, RunFacts, TaskContext
@@ -90,7 +89,7 @@ class TSR(Method):
         self.teacher, self.timing = teacher_rule(params.reference), timing_of(params)
         self.shape, self.need = shape_of(params), need_router(params)
         self._signature, self._top = None, None  # the task's signature; the top-routed past task
-        self._weights = self._replay_weights = np.zeros(0)
+        self._replay_weights = np.zeros(0)  # the draw's weights over the past tasks
         self._taught: Counter[str] = Counter()  # distilled batches per teacher in the current task
 
     @classmethod
@@ -103,29 +102,19 @@ class TSR(Method):
         """Algorithm 1: probe the new task, route over the past ones."""
         self._taught = Counter()
         self.shape.begin_task()
-        self._signature = self.probe(ctx)
+        self._signature = self.params.signature_of(ctx, self.params.probe, self.params.probe_batches)
         norm = {"signature_norm": float(self._signature.norm())} if isinstance(self._signature, torch.Tensor) else {}
-        past, self._top = list(ctx.memory), None
-        self._weights = self._replay_weights = np.zeros(0)
+        past, self._top, self._replay_weights = list(ctx.memory), None, np.zeros(0)
         if not past:
             return norm
         scores = similarities(self.params.probe, [(r.name, r.signature) for r in past], self._signature)
-        self._weights = route_weights(scores, self.params.tau, self.params.uniform_mix)
-        need = {}
+        weights, need = route_weights(scores, self.params.tau, self.params.uniform_mix), {}
         if self.need is not None:
-            self._weights, need = self.need.weights(ctx, self._weights)
-        self._replay_weights = self._weights if self.params.replay == "routed" else uniform_weights(len(past))
+            weights, need = self.need.weights(ctx, weights)
+        self._replay_weights = weights if self.params.replay == "routed" else uniform_weights(len(past))
         self._top = int(np.argmax(scores))
         return {**norm, **need, "scores": {r.name: round(s, 6) for r, s in zip(past, scores)},
-                "weights": {r.name: round(float(w), 6) for r, w in zip(past, self._weights)},
-                "top": past[self._top].name}
-
-    def probe(self, ctx: TaskContext) -> torch.Tensor:
-        """The task's signature: taken now at the shared initialisation, or given beforehand."""
-        if self.params.signatures:
-            return self.params.given(ctx.seed, ctx.task.name)
-        probe = ctx.stream(None, purpose="probe")
-        return take(self.params.probe, ctx.learner, [probe.next() for _ in range(self.params.probe_batches)])
+                "weights": {r.name: round(float(w), 6) for r, w in zip(past, weights)}, "top": past[self._top].name}
 
     def draw(self, ctx: TaskContext, rng: np.random.Generator) -> Draw:
         """Algorithm 2: a routed past task's replay data with probability alpha, else the task's own."""
@@ -153,8 +142,7 @@ class TSR(Method):
         return self._signature
 
     def state_dict(self, scope: Scope = "run") -> MethodState:
-        """Across tasks nothing (the records hold the signatures); within a task the teacher
-        tallies and the random teachers' generator."""
+        """Across tasks nothing (the records hold the signatures); within one the tallies and the random teacher."""
         return MethodState() if scope == "run" else MethodState({}, {"taught": dict(self._taught),
                                                                      "random": self.teacher.state()})
 

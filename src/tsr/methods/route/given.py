@@ -11,8 +11,9 @@ from dataclasses import dataclass
 import torch
 
 from ...cl.signature_file import read_signature_file
+from ...cl.signatures import take
 from ...schema import added
-from ..context import RunFacts
+from ..context import RunFacts, TaskContext
 
 
 @dataclass
@@ -31,3 +32,11 @@ class GivenParams:
 
     def given(self, seed: int, task: str) -> torch.Tensor:
         return read_signature_file(self.signatures).get(seed, task)
+
+    def signature_of(self, ctx: TaskContext, kind: str, batches: int) -> torch.Tensor:
+        """The task's signature: read from the file, or taken now at the shared initialisation
+        from ``batches`` probe batches of its budget."""
+        if self.signatures:
+            return self.given(ctx.seed, ctx.task.name)
+        probe = ctx.stream(None, purpose="probe")
+        return take(kind, ctx.learner, [probe.next() for _ in range(batches)])

@@ -38,10 +38,13 @@ def _task_of(file: Path) -> str:
     return file.stem.split("-", 1)[1] if "-" in file.stem else file.stem
 
 
-def read_rounds(run: Path) -> list[tuple[str, dict[str, list[dict]]]]:
-    """The run's scoring rounds in order: (task just trained, {scored task: its prediction rows})."""
-    folder = Path(run) / "predictions"
+def read_rounds(run: Path, source: str = "predictions") -> list[tuple[str, dict[str, list[dict]]]]:
+    """The run's scoring rounds in order: (task just trained, {scored task: its prediction rows}),
+    from ``run/source`` (``predictions``, or ``decoded``: :mod:`tsr.experiments.answers.decode`)."""
+    folder = Path(run) / source
     rounds = sorted(p for p in folder.glob(f"{ROUND_PREFIX}*") if p.is_dir()) if folder.is_dir() else []
+    if not rounds and source != "predictions":
+        raise RunError(f"{folder}: no after-* folders")
     if not rounds:
         raise RunError(f"{run}: no predictions/after-* folders (run with eval.predictions=true, "
                        "and eval.schedule=full to score every earlier task after every task)")
@@ -68,10 +71,11 @@ def share(rows: list[dict], words: set[str]) -> float:
     return sum(first_word(r.get("prediction", "")) in words for r in rows) / len(rows)
 
 
-def takeover(run: Path) -> dict:
+def takeover(run: Path, source: str = "predictions") -> dict:
     """``{"tasks": [...], "rows": [{"after", "cells": {task: {own, newest, accuracy, n}}}]}`` over
-    the tasks scored in each round but the one just trained (which is not its own newest)."""
-    rounds = read_rounds(run)
+    the tasks scored in each round but the one just trained (which is not its own newest);
+    ``source``: as :func:`read_rounds`."""
+    rounds = read_rounds(run, source)
     words = answer_words(rounds)
     tasks: list[str] = []
     rows = []
@@ -85,7 +89,7 @@ def takeover(run: Path) -> dict:
             cells[task] = {"own": share(preds, words[task]), "newest": share(preds, words.get(newest, set())),
                            "accuracy": sum(correct) / len(correct) if correct else None, "n": len(preds)}
         rows.append({"after": newest, "cells": cells})
-    return {"run": str(run), "tasks": tasks, "rows": rows}
+    return {"run": str(run), "source": source, "tasks": tasks, "rows": rows}
 
 
 def takeover_markdown(summary: dict) -> str:

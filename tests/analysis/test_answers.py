@@ -40,6 +40,7 @@ def _run(root: Path) -> Path:
 
 def test_first_word_and_share():
     assert first_word(" hawk\nAnswer: x") == "hawk" and first_word("   ") == ""
+    assert first_word(" none.") == "none" and first_word(' "favor", said') == '"favor' and first_word("...") == ""
     rows = [{"prediction": " a b"}, {"prediction": "c"}, {"prediction": ""}]
     assert share(rows, {"a", ""}) == pytest.approx(2 / 3)
     assert math.isnan(share([], {"a"}))
@@ -55,6 +56,19 @@ def test_takeover_by_hand(tmp_path):
     assert cell == {"own": 0.25, "newest": 0.75, "accuracy": 0.25, "n": 4}
     table = takeover_markdown(summary)
     assert "| policy | 0.25 / 0.75 (0.25) | (trained) |" in table
+    assert summary["overall"] == {"own": 0.25, "newest": 0.75, "cells": 1, "shared": 0}
+    assert "Over the 1 cells" in table and "own 0.25, newest 0.75" in table
+
+
+def test_overall_leaves_out_tasks_that_share_answer_words(tmp_path):
+    """irony's labels are stance's words: after irony, stance's cell says nothing of whose answer
+    it is and is left out of the two overall numbers; policy's is kept."""
+    from tsr.analysis.answers import overall
+
+    rows = [{"after": "irony", "cells": {"stance": {"own": 1.0, "newest": 1.0}, "policy": {"own": 0.0, "newest": 0.5}}}]
+    words = {"stance": {"favor", "none"}, "policy": {"hawk"}, "irony": {"none", "ironic"}}
+    assert overall(rows, words) == {"own": 0.0, "newest": 0.5, "cells": 1, "shared": 1}
+    assert overall([], words) == {"own": None, "newest": None, "cells": 0, "shared": 0}
 
 
 def test_the_command_writes_the_report_and_refuses_a_run_without_predictions(tmp_path, capsys):

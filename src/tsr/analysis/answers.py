@@ -13,7 +13,7 @@ Reads a run folder's ``predictions/`` (``eval.predictions``; with ``eval.schedul
 earlier task is scored after every task, and with ``eval.all_tasks=true`` the later ones too,
 whose columns then show which trained task answers a prompt the model has not yet learnt). A task's answer words are the first whitespace-
 separated words of its reference answers over every scoring round; a prediction's word is its
-own first word. Nothing is recomputed from the model.
+own first word (closing punctuation dropped from both). Nothing is recomputed from the model.
 """
 
 from __future__ import annotations
@@ -27,10 +27,15 @@ from ..errors import RunError
 ROUND_PREFIX = "after-"
 
 
+PUNCTUATION = ".,;:!?\"'"
+
+
 def first_word(text: str) -> str:
-    """The first whitespace-separated word of ``text`` ("" for an empty answer)."""
+    """The first whitespace-separated word of ``text`` without the punctuation that closes it
+    (``none.`` is ``none``: a model that ends its answers with a full stop still answers in
+    that word); "" for an empty answer."""
     words = str(text).split()
-    return words[0] if words else ""
+    return words[0].rstrip(PUNCTUATION) if words else ""
 
 
 def _task_of(file: Path) -> str:
@@ -89,7 +94,18 @@ def takeover(run: Path, source: str = "predictions") -> dict:
             cells[task] = {"own": share(preds, words[task]), "newest": share(preds, words.get(newest, set())),
                            "accuracy": sum(correct) / len(correct) if correct else None, "n": len(preds)}
         rows.append({"after": newest, "cells": cells})
-    return {"run": str(run), "source": source, "tasks": tasks, "rows": rows}
+    return {"run": str(run), "source": source, "tasks": tasks, "rows": rows, "overall": overall(rows, words)}
+
+
+def overall(rows: list[dict], words: dict[str, set[str]]) -> dict:
+    """The table in two numbers: the mean own and newest shares over every cell whose task shares
+    no answer word with the round's newest task (where they share one, a word counts in both
+    shares and says nothing of whose answer it is); ``cells`` counted, ``shared`` left out."""
+    kept = [c for row in rows for task, c in row["cells"].items()
+            if not words[task] & words.get(row["after"], set()) and not math.isnan(c["own"])]
+    shared = sum(len(row["cells"]) for row in rows) - len(kept)
+    mean = (lambda key: sum(c[key] for c in kept) / len(kept)) if kept else (lambda key: None)
+    return {"own": mean("own"), "newest": mean("newest"), "cells": len(kept), "shared": shared}
 
 
 def takeover_markdown(summary: dict) -> str:
@@ -106,6 +122,10 @@ def takeover_markdown(summary: dict) -> str:
                 acc = "" if c["accuracy"] is None else f" ({c['accuracy']:.2f})"
                 cells.append(f"{c['own']:.2f} / {c['newest']:.2f}{acc}")
         lines.append(f"| {row['after']} | " + " | ".join(cells) + " |")
+    total = summary.get("overall")
+    if total and total["cells"]:
+        lines += ["", f"Over the {total['cells']} cells whose task shares no answer word with the row's newest task "
+                      f"({total['shared']} left out): own {total['own']:.2f}, newest {total['newest']:.2f}."]
     lines += ["", "Each cell: the share of that task's test predictions opening with one of its own answer words / "
               "with one of the newest task's (the row's), and its accuracy. A low own share with a high newest "
               "share is takeover: the prompt answered as the newest task's. Tasks whose answer words overlap "

@@ -151,7 +151,8 @@ def test_the_generator_refuses_pairs_across_machines_unless_asked(tmp_path):
     spec["rows"] = [row]
     spec["claims"] = {"C8": spec["claims"]["C8"]}
     for name, ledger in spec["ledgers"].items():
-        ledger["file"] = str(SPEC.parents[2] / ledger["file"])
+        files = ledger["file"] if isinstance(ledger["file"], list) else [ledger["file"]]
+        ledger["file"] = [str(SPEC.parents[2] / f) for f in files]
     bad = tmp_path / "claims.yaml"
     bad.write_text(yaml.safe_dump(spec, allow_unicode=True), encoding="utf-8")
     with pytest.raises(MixedMachines, match="kinds of machine"):

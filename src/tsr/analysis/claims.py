@@ -195,7 +195,7 @@ def readings(spec: dict, runs: list[Run]) -> list[Reading]:
                 out.append(difference(_pick(runs, src, spec["a"], o), _pick(runs, src, spec["a"], orders[0]),
                                       metric, o))
         elif kind == "statistic":
-            out.append(statistic(_pick(runs, src, spec["a"], orders[0]), metric, ""))
+            out.append(statistic(_pick(runs, src, spec["a"], orders[0]), metric, src if len(sources) > 1 else ""))
         elif kind == "range-half":
             out.append(range_half({o: _pick(runs, src, spec["a"], o) for o in orders},
                                   {o: _pick(runs, src, spec["b"], o) for o in orders}, metric, src))
@@ -282,8 +282,11 @@ def build(spec_file: Path = SPEC) -> tuple[dict, list[Row]]:
                 name = c["ledger"]
                 if name not in ledgers:
                     info = spec["ledgers"][name]
-                    ledgers[name] = load_ledger(ROOT / info["file"], spec["orders"], info.get("drop"))
-                row.cells[regime] = ledger_cell(c, ledgers[name], row.criterion, spec["ledgers"][name]["file"])
+                    files = info["file"] if isinstance(info["file"], list) else [info["file"]]
+                    ledgers[name] = [run for f in files for run in load_ledger(ROOT / f, spec["orders"], info.get("drop"))]
+                source = spec["ledgers"][name]["file"]
+                row.cells[regime] = ledger_cell(c, ledgers[name], row.criterion,
+                                                " + ".join(source) if isinstance(source, list) else source)
             else:
                 row.cells[regime] = committed_cell(c, row.criterion)
         rows.append(row)

@@ -58,6 +58,11 @@ def test_an_unfinished_run_is_not_archived(make_config, tmp_path):
      "not a relative path inside the folder"),
     ('{"path": "x", "config.yaml": "", "run.json": "[", "results.json": "{}", "progress.jsonl": ""}',
      "its run.json is not JSON"),
+    ('{"path": "p", "probe": {"config.yaml": "", "data.json": "{}", "arms/../../x.json": ""}}',
+     "is not a file of a probe folder"),
+    ('{"path": "p", "probe": {"config.yaml": "", "arms/a.json": "{}"}}', "no 'data.json'"),
+    ('{"path": "p", "probe": ["config.yaml"]}', "not an archived probe"),
+    ('{"path": "../p", "probe": {"config.yaml": "", "data.json": "{}"}}', "not a relative path inside the folder"),
 ])
 def test_a_bad_archive_line_is_one_line_naming_it_and_nothing_is_written(tmp_path, capsys, line, says):
     file, root = tmp_path / "a.jsonl", tmp_path / "runs"
@@ -101,3 +106,41 @@ def test_a_restore_never_writes_through_a_linked_subfolder(make_config, tmp_path
     refuse(capsys, tmp_path, ["archive", str(elsewhere), str(file), "--restore"],
            f"{elsewhere / 'grid'}: is a symbolic link inside {elsewhere}; a run is restored only into plain folders")
     assert list(outside.iterdir()) == []
+
+
+def test_a_probe_is_archived_arm_by_arm_and_goes_on_from_the_restored_arms(tiny_model, toy_stream, tmp_path, capsys):
+    """A probe run in two halves on two machines: the archive of the first half restored on a bare
+    second one, the probe finishes only the arms it lacks, and its report equals a probe run whole."""
+    def probe(out, seeds, *extra):
+        return main(["probe", "paper", f"model.path={tiny_model}", f"stream.source={toy_stream}", "train.steps=3",
+                     "stream.budget=3", "stream.test_cap=4", "stream.max_length=48", "train.lr=3e-3",
+                     "model.threads=1", "--seeds", seeds, "--arms", "target,mixed", "--workers", "1",
+                     "--out", str(out), *extra])
+
+    whole, first, second, file = tmp_path / "whole", tmp_path / "a" / "p", tmp_path / "b" / "p", tmp_path / "arms.jsonl"
+    assert probe(whole, "0,1") == 0 and probe(first, "0") == 0
+    assert main(["archive", str(tmp_path / "a"), str(file)]) == 0
+    assert "and 9 probe arm(s)" in capsys.readouterr().out
+    [line] = archive.read_probes(file)
+    assert line["path"] == "p" and sorted(line["probe"]) == ["arms/" + p.name for p in sorted((first / "arms").iterdir())] \
+        + ["config.yaml", "data.json"]
+    before = file.read_bytes()
+    assert archive.archive_all(tmp_path / "a", file) == (0, 0) and file.read_bytes() == before
+
+    assert main(["archive", str(tmp_path / "b"), str(file), "--restore"]) == 0
+    assert "and 9 probe arm(s)" in capsys.readouterr().out
+    restored = sorted(p.name for p in (second / "arms").iterdir())
+    assert restored == sorted(p.name for p in (first / "arms").iterdir())
+    stamps = {p: p.stat().st_mtime_ns for p in (second / "arms").iterdir()}
+    assert probe(second, "0,1") == 0  # trains seed 1's arms only
+    assert all(p.stat().st_mtime_ns == t for p, t in stamps.items())
+    assert json.loads((second / "report.json").read_text())["matrix"] == json.loads((whole / "report.json").read_text())["matrix"]
+    assert archive.archive_all(tmp_path / "b", file) == (0, 9)  # the arms saved since
+    assert len(archive.read_probes(file)[0]["probe"]) == 2 + 18
+    assert archive.restore_all(file, tmp_path / "b") == (0, 0, 0)  # nothing lacking
+
+    other = tmp_path / "c" / "p"
+    assert probe(other, "0", "train.steps=4") == 0  # the same path, another config
+    capsys.readouterr()
+    assert main(["archive", str(tmp_path / "c"), str(file), "--restore"]) == 2
+    assert "holds another probe" in capsys.readouterr().err

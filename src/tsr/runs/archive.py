@@ -12,6 +12,13 @@ atomically, so a kill leaves the old file or the new one); :func:`restore` write
 archive that a folder lacks as run folders, each built under a temporary name and renamed into
 place. A restored run is finished: a grid or ``tsr run`` of its config reports it and trains
 nothing, the tables and audits read it; what needs its tensors says which file is missing.
+
+A probe folder (``tsr probe`` and the audits built on it: ``config.yaml``, ``data.json`` and one
+small JSON file per saved arm under ``arms/``) is one line too, ``{"path", "probe": {file:
+text}}``, without its cached source adapters and report files. A probe grows arm by arm, so
+archiving it again adds the arms saved since, and restoring into a probe folder of the same
+config writes the arms it lacks (each file atomically): a probe that runs across machines goes on
+where the archive left it, and ``--report-only`` reads the restored arms as the originals.
 """
 
 from __future__ import annotations
@@ -68,12 +75,7 @@ def _check(rec: Any, where: str) -> dict[str, str]:
     missing = [k for k in ("path", *FILES) if not isinstance(rec.get(k), str)]
     if missing:
         raise RunError(f"{where}: not an archived run (no {missing[0]!r} text)")
-    path = PurePosixPath(rec["path"])
-    if not rec["path"] or path.is_absolute() or ".." in path.parts or "\\" in rec["path"]:
-        raise RunError(f"{where}: path {rec['path']!r} is not a relative path inside the folder")
-    why = next(filter(None, (unsafe_reason(part, 255) for part in path.parts)), None)
-    if why:  # a NUL, a control or formatting character: no folder name, or one that shows as another
-        raise RunError(f"{where}: path {why}")
+    _check_path(rec, where)
     for name in ("run.json", "results.json"):
         try:
             data = json.loads(rec[name])
@@ -84,42 +86,116 @@ def _check(rec: Any, where: str) -> dict[str, str]:
     return rec
 
 
-def read_archive(file: Path) -> list[dict[str, str]]:
-    """The runs of an archive file, checked line by line (an error names the line)."""
+PROBE_FILES = ("config.yaml", "data.json")
+ARMS = "arms"
+
+
+def probe_folders(root: Path) -> list[Path]:
+    """Probe folders under ``root``: folders with ``data.json``, ``config.yaml`` and ``arms/``."""
+    return sorted(p.parent for p in Path(root).rglob("data.json")
+                  if (p.parent / "config.yaml").is_file() and (p.parent / ARMS).is_dir())
+
+
+def probe_record(root: Path, folder: Path) -> dict[str, Any]:
+    """The archive line of one probe folder: its config, data digest and every saved arm."""
+    files = {}
+    for path in [folder / n for n in PROBE_FILES] + sorted((folder / ARMS).glob("*.json")):
+        try:
+            files[path.relative_to(folder).as_posix()] = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            raise RunError(f"{path}: cannot read ({reason(err)})") from None
+    return {"path": folder.relative_to(root).as_posix(), "probe": files}
+
+
+def _check_path(rec: dict, where: str) -> None:
+    path = PurePosixPath(rec["path"]) if isinstance(rec.get("path"), str) else None
+    if path is None or not rec["path"] or path.is_absolute() or ".." in path.parts or "\\" in rec["path"]:
+        raise RunError(f"{where}: path {rec.get('path')!r} is not a relative path inside the folder")
+    why = next(filter(None, (unsafe_reason(part, 255) for part in path.parts)), None)
+    if why:  # a NUL, a control or formatting character: no folder name, or one that shows as another
+        raise RunError(f"{where}: path {why}")
+
+
+def _check_probe(rec: dict, where: str) -> dict:
+    _check_path(rec, where)
+    files = rec["probe"]
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        raise RunError(f"{where}: not an archived probe (its 'probe' is not an object of file texts)")
+    for name in files:
+        if name not in PROBE_FILES and not (name.startswith(f"{ARMS}/") and name.count("/") == 1
+                                            and name.endswith(".json") and not unsafe_reason(name[5:], 255)):
+            raise RunError(f"{where}: {name!r} is not a file of a probe folder (config.yaml, data.json, arms/*.json)")
+    missing = [n for n in PROBE_FILES if n not in files]
+    if missing:
+        raise RunError(f"{where}: not an archived probe (no {missing[0]!r})")
+    return rec
+
+
+def _lines(file: Path) -> tuple[list[dict[str, str]], list[dict]]:
+    """The runs and the probes of an archive file, checked line by line (an error names the line)."""
     file = Path(file)
     if not file.exists():
-        return []
+        return [], []
     try:
         lines = file.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as err:
         raise RunError(f"{file}: cannot read ({reason(err)})") from None
-    out, seen = [], set()
+    runs, probes, seen = [], [], set()
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            rec = _check(json.loads(line), f"{file}:{n}")
+            raw = json.loads(line)
         except json.JSONDecodeError as err:
             raise RunError(f"{file}:{n}: not JSON ({err.msg})") from None
+        is_probe = isinstance(raw, dict) and "probe" in raw
+        rec = _check_probe(raw, f"{file}:{n}") if is_probe else _check(raw, f"{file}:{n}")
         if rec["path"] in seen:
             raise RunError(f"{file}:{n}: {rec['path']} is archived twice")
         seen.add(rec["path"])
-        out.append(rec)
-    return out
+        (probes if is_probe else runs).append(rec)
+    return runs, probes
+
+
+def read_archive(file: Path) -> list[dict[str, str]]:
+    """The runs of an archive file, checked line by line (an error names the line)."""
+    return _lines(file)[0]
+
+
+def read_probes(file: Path) -> list[dict]:
+    """The probe folders of an archive file, checked as :func:`read_archive` checks its runs."""
+    return _lines(file)[1]
 
 
 def archive(root: Path, file: Path) -> int:
-    """Add the finished runs under ``root`` that ``file`` lacks; how many were added."""
+    """Add the finished runs under ``root`` that ``file`` lacks, and the probe folders' arms
+    saved since; how many runs were added (:func:`archive_all` also counts the arms)."""
+    return archive_all(root, file)[0]
+
+
+def archive_all(root: Path, file: Path) -> tuple[int, int]:
+    """:func:`archive`: (runs added, probe arms added)."""
     root, file = Path(root), Path(file)
     if not root.is_dir():
         raise RunError(f"{root}: not a folder of runs")
-    records = read_archive(file)
+    records, probes = _lines(file)
     held = {r["path"] for r in records}
     added = [record(root, run) for run in run_folders(root)
              if run.relative_to(root).as_posix() not in held and _finished(run)]
-    if added:
-        write_text(file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records + added))
-    return len(added)
+    arms, by_path, dirty = 0, {p["path"]: p for p in probes}, bool(added)
+    for folder in probe_folders(root):
+        rec = probe_record(root, folder)
+        old = by_path.get(rec["path"], {"probe": {}})["probe"]
+        if old and old["config.yaml"] != rec["probe"]["config.yaml"]:
+            raise RunError(f"{folder}: holds probe arms of another config than {file} archives under that path")
+        merged = dict(sorted({**old, **rec["probe"]}.items()))  # arms archived but gone from the folder stay
+        if merged != old:
+            arms += sum(name.startswith(f"{ARMS}/") for name in merged) - sum(name.startswith(f"{ARMS}/") for name in old)
+            by_path[rec["path"]], dirty = {"path": rec["path"], "probe": merged}, True
+    if dirty:
+        lines = records + added + list(by_path.values())
+        write_text(file, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in lines))
+    return len(added), arms
 
 
 def _finished(run: Path) -> bool:
@@ -131,11 +207,18 @@ def _finished(run: Path) -> bool:
 
 def restore(file: Path, root: Path) -> tuple[int, int]:
     """Write the runs of ``file`` that ``root`` lacks as run folders: (written, already there).
-    A folder already there must hold the same run (its fingerprint), else nothing is written."""
+    A folder already there must hold the same run (its fingerprint), else nothing is written.
+    The archive's probe folders are restored too (:func:`restore_all` also counts their arms)."""
+    return restore_all(file, root)[:2]
+
+
+def restore_all(file: Path, root: Path) -> tuple[int, int, int]:
+    """:func:`restore`: (runs written, runs already there, probe arms written)."""
     file, root = Path(file), Path(root)
     if not file.is_file():
         raise RunError(f"{file}: no such archive")
-    records = read_archive(file)
+    records, probes = _lines(file)
+    _check_probe_targets(probes, root, file)
     todo = []
     for rec in records:
         folder = refuse_outside(root, rec["path"])  # a linked subfolder would carry the run outside root
@@ -160,4 +243,42 @@ def restore(file: Path, root: Path) -> tuple[int, int]:
         finally:
             if tmp.exists():
                 shutil.rmtree(tmp)
-    return len(todo), len(records) - len(todo)
+    return len(todo), len(records) - len(todo), restore_probes(probes, root)
+
+
+def _check_probe_targets(probes: list[dict], root: Path, file: Path) -> None:
+    """Every probe folder already under ``root`` holds arms of the config the archive holds for it."""
+    for rec in probes:
+        folder = refuse_outside(root, rec["path"])
+        config = folder / "config.yaml"
+        if folder.exists() and (not config.is_file() or config.read_text(encoding="utf-8") != rec["probe"]["config.yaml"]):
+            raise RunError(f"{folder}: holds another probe than {file} archives (its config.yaml differs)")
+
+
+def restore_probes(probes: list[dict], root: Path) -> int:
+    """Write each archived probe's files that its folder under ``root`` lacks (a missing folder is
+    built under a temporary name and renamed into place; a missing arm of a folder there is
+    written atomically); how many arm files were written."""
+    written = 0
+    for rec in probes:
+        folder, files = root / rec["path"], rec["probe"]
+        arms = [n for n in files if n.startswith(f"{ARMS}/")]
+        if not folder.exists():
+            tmp = temp_dir(folder)
+            try:
+                (tmp / ARMS).mkdir()
+                for name, text in files.items():
+                    write_text(tmp / name, text)
+                with writing(folder):
+                    os.rename(tmp, folder)
+            finally:
+                if tmp.exists():
+                    shutil.rmtree(tmp)
+            written += len(arms)
+            continue
+        (folder / ARMS).mkdir(exist_ok=True)
+        for name, text in files.items():
+            if not (folder / name).exists():
+                write_text(folder / name, text)
+                written += name in arms
+    return written

@@ -4,7 +4,8 @@
 # worker. Resumable: run it again and it goes on from the last saved progress (finished runs are
 # not trained again; a run restored from the ledger with `tsr archive --restore` counts as
 # finished). After each unit the stream's finished runs are written to its ledger
-# measurements/real/<stream>.jsonl (no commit here: commit at the end of a stage).
+# measurements/real/<stream>.jsonl (no commit here: commit at the end of a stage). When both
+# streams are done, the probe stage (below; TSR_REAL_PROBE=0 leaves it out).
 #   bash measurements/real/grid.sh [SEEDS] [METHODS]     # default 0,1,2,3,4 and seqft,er,tsr
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,6 +27,23 @@ lane() {
     done
   done
 }
+probe() {
+  # then the transfer matrix and the signature audit (C4, C5) on synth-trace, 3 seeds (the budget's
+  # count; the bundled world's cells have 8), two arms at a time; its arms go to the ledger every
+  # 10 minutes, so a probe that outlives the machine goes on from the ledger on the next one
+  local ledger=measurements/real/probe-synth-trace.jsonl root="$RUNS/probe"
+  mkdir -p "$root"
+  [ -f "$ledger" ] && tsr archive "$root" "$ledger" --restore >/dev/null 2>&1
+  ( while sleep 600; do tsr archive "$root" "$ledger" >/dev/null 2>&1; done ) &
+  local keeper=$!
+  tsr probe smollm2-cpu --arms target,mixed --seeds 0,1,2 --workers 2 --signatures model.threads=1 \
+    --out "$root/synth-trace" > "$root/last-probe.log" 2>&1 \
+    || echo "$(date -u +%FT%TZ) probe failed (rc $?)" >> "$RUNS/grid-errors.log"
+  kill $keeper 2>/dev/null
+  tsr archive "$root" "$ledger" >/dev/null 2>&1
+  echo "$(date -u +%FT%TZ) probe synth-trace done" >> "$RUNS/grid-progress.log"
+}
 lane synth-trace &
 lane synth-numglue &
 wait
+[ "${TSR_REAL_PROBE:-1}" = 1 ] && probe

@@ -241,7 +241,8 @@ def ledger_cell(spec: dict, runs: list[Run], criterion: str, source: str) -> Cel
     judged = [(m, verdict(m.mean, m.se, m.n, criterion) if m.paired else UNPAIRED,
                margin(m.mean, m.se, criterion)) for m in members]
     paired_fails = [j for j in judged if j[1] == FAILS]
-    pool = paired_fails or [j for j in judged if j[1] == UNPAIRED] or judged
+    # the worst verdict decides (a member under 5 seeds leaves the family inconclusive), then the margin
+    pool = paired_fails or [j for j in judged if j[1] == UNPAIRED] or [j for j in judged if j[1] == OPEN] or judged
     m, v, g = min(pool, key=lambda j: j[2])
     machines = sorted({machine_name(x) for r in members for x in r.machines})
     each = [Cell(number_text(r.mean, r.se, r.n, criterion, rv), rv,

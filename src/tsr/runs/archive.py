@@ -123,7 +123,7 @@ def _check_probe(rec: dict, where: str) -> dict:
         raise RunError(f"{where}: not an archived probe (its 'probe' is not an object of file texts)")
     for name in files:
         if name not in PROBE_FILES and not (name.startswith(f"{ARMS}/") and name.count("/") == 1
-                                            and name.endswith(".json") and not unsafe_reason(name[5:], 255)):
+                                            and name.endswith(".json") and not unsafe_reason(name[len(ARMS) + 1:], 255)):
             raise RunError(f"{where}: {name!r} is not a file of a probe folder (config.yaml, data.json, arms/*.json)")
     missing = [n for n in PROBE_FILES if n not in files]
     if missing:
@@ -233,17 +233,26 @@ def restore_all(file: Path, root: Path) -> tuple[int, int, int]:
         if have != want:
             raise RunError(f"{folder}: holds another run than {file} archives (fingerprint {have}, archived {want})")
     for rec in todo:
-        folder = root / rec["path"]
-        tmp = temp_dir(folder)
-        try:
-            for name in FILES:
-                write_text(tmp / name, rec[name])
-            with writing(folder):
-                os.rename(tmp, folder)  # fails if another process created the folder meanwhile
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp)
+        _new_folder(root / rec["path"], {name: rec[name] for name in FILES})
     return len(todo), len(records) - len(todo), restore_probes(probes, root)
+
+
+def _new_folder(folder: Path, files: dict[str, str], subfolders: tuple[str, ...] = ()) -> None:
+    """Write ``{relative name: text}`` (and the empty ``subfolders``) as a new ``folder``, built under
+    a temporary name beside it and renamed into place (the rename fails if another process created
+    the folder meanwhile)."""
+    tmp = temp_dir(folder)
+    try:
+        for name in subfolders:
+            (tmp / name).mkdir(parents=True)
+        for name, text in files.items():
+            (tmp / name).parent.mkdir(parents=True, exist_ok=True)
+            write_text(tmp / name, text)
+        with writing(folder):
+            os.rename(tmp, folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp)
 
 
 def _check_probe_targets(probes: list[dict], root: Path, file: Path) -> None:
@@ -264,16 +273,7 @@ def restore_probes(probes: list[dict], root: Path) -> int:
         folder, files = root / rec["path"], rec["probe"]
         arms = [n for n in files if n.startswith(f"{ARMS}/")]
         if not folder.exists():
-            tmp = temp_dir(folder)
-            try:
-                (tmp / ARMS).mkdir()
-                for name, text in files.items():
-                    write_text(tmp / name, text)
-                with writing(folder):
-                    os.rename(tmp, folder)
-            finally:
-                if tmp.exists():
-                    shutil.rmtree(tmp)
+            _new_folder(folder, files, (ARMS,))
             written += len(arms)
             continue
         (folder / ARMS).mkdir(exist_ok=True)

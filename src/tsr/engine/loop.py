@@ -112,6 +112,19 @@ def make_optimiser(params: list[torch.nn.Parameter], train: TrainConfig, device:
     return torch.optim.AdamW(params, lr=train.lr, weight_decay=train.weight_decay, fused=fused)
 
 
+def clip_and_schedule(learner: Learner, optimiser: torch.optim.Optimizer, train: TrainConfig, step: int) -> torch.Tensor:
+    """Before step ``step`` (from 0) is taken: the adapter's gradients clipped to ``train.grad_clip``
+    (where set) and the learning rate of the schedule set; returns the gradient norm before clipping."""
+    if train.grad_clip is not None:
+        norm = torch.nn.utils.clip_grad_norm_(learner.adapter.trainable(), train.grad_clip)
+    else:
+        norm = grad_norm(learner.adapter.trainable())
+    if scheduled(train.schedule, train.warmup):
+        for param_group in optimiser.param_groups:
+            param_group["lr"] = lr_at(train.lr, train.schedule, train.warmup, train.steps, step)
+    return norm
+
+
 # A step callback hears (task index, step number from 1, steps, the step's loss terms).
 OnStep = Callable[[int, int, int, dict[str, float]], None]
 
@@ -175,13 +188,7 @@ def train_on(learner: Learner, method: Method, task: Task, examples: Sequence[Ex
         group.sum_gradients(learner.adapter.trainable())
         if after_backward is not None:
             after_backward(ctx.at((step + 1) * train.accumulate - 1), batch, draw)
-        if train.grad_clip is not None:
-            norm = torch.nn.utils.clip_grad_norm_(learner.adapter.trainable(), train.grad_clip)
-        else:
-            norm = grad_norm(learner.adapter.trainable())
-        if scheduled(train.schedule, train.warmup):
-            for param_group in optimiser.param_groups:
-                param_group["lr"] = lr_at(train.lr, train.schedule, train.warmup, train.steps, step)
+        norm = clip_and_schedule(learner, optimiser, train, step)
         # what every logger shows beside the loss terms: the step's learning rate and the
         # adapter's gradient norm (before clipping)
         values = {**values, "lr": float(optimiser.param_groups[0]["lr"]), "grad_norm": float(norm)}

@@ -39,6 +39,15 @@ def bwt(matrix: Matrix, tasks: Sequence[int]) -> float | None:
     return _mean([matrix[last][i] - matrix[i][i] for i in tasks if i < last])
 
 
+def kept(matrix: Matrix, tasks: Sequence[int]) -> float | None:
+    """The share of what was learnt that the end keeps: mean of A[K, i] / A[i, i] over ``tasks``
+    before the last one (a task scored 0 right after learning it has no share and is left out).
+    Where BWT is a difference, this is a ratio: SeqFT's kept share is the retention that the
+    reference paper's Qwen2.5-0.5B puts at about two thirds."""
+    last = len(matrix) - 1
+    return _mean([matrix[last][i] / matrix[i][i] for i in tasks if i < last and matrix[i][i]])
+
+
 def fwt(matrix: Matrix, zero_shot: Sequence[float | None], tasks: Sequence[int]) -> float | None:
     """Forward transfer (Lopez-Paz and Ranzato, 2017, "Gradient Episodic Memory"): the mean over
     ``tasks`` after the first of A[i-1, i] - b_i, the score on task i just before learning it

@@ -17,6 +17,7 @@ EXAMPLES = """examples:
   tsr table runs/a runs/b --format md       # markdown for a report
   tsr table runs/table3 --format latex      # the paper's Table-3 layout
   tsr table runs/ --against er              # and each method - ER, paired by seed
+  tsr table runs/real/synth-trace --runs    # one row per run: machine, kept share, wall, memory
 A folder of runs is read through its index (runs/index.sqlite), brought up to date first."""
 
 
@@ -26,9 +27,13 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
 
     if args.against and args.format not in ("text", "md"):
         raise TsrError(f"--against prints with --format text or md, not {args.format}")
+    if args.per_run and (args.against or args.format not in ("text", "md")):
+        raise TsrError("--runs prints with --format text or md, without --against")
     summaries = agg.summaries([Path(p) for p in args.runs])
     if not summaries:
         raise TsrError(f"no runs under {', '.join(args.runs)}")
+    if args.per_run:
+        return _per_run(summaries, args.format, console)
     metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
     labels = agg.run_labels(summaries)  # one naming of every run for the tables below
     cells, settings, methods = agg.aggregate(summaries, metrics, labels)
@@ -77,6 +82,19 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
     return 0
 
 
+def _per_run(summaries, fmt: str, console: Console) -> int:
+    from ...analysis.run_rows import markdown_rows, rich_rows, run_rows
+
+    rows = run_rows(summaries)
+    if not rows:
+        console.print("no run has finished yet", highlight=False)
+    elif fmt == "md":
+        sys.stdout.write(markdown_rows(rows))
+    else:
+        console.print(rich_rows(rows))
+    return 0
+
+
 def add_parser(sub) -> None:
     p = add(sub, "table", "Aggregate finished runs into mean ± std per method (paper's Table 3 layout).", cmd_table,
             EXAMPLES)
@@ -86,6 +104,9 @@ def add_parser(sub) -> None:
     p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
     p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
                    "of runs made with eval.predictions")
+    p.add_argument("--runs", dest="per_run", action="store_true", help="one row per finished run instead of the "
+                   "cells: its metrics, the share of what it learnt that it kept, its machine, wall time and peak "
+                   "resident memory")
     add_against(p)
     add_uneven_seeds(p)
     p.add_argument("--plot", metavar="FILE.png", help="also draw Overall and BWT (with --loss their loss twins) per "

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from tsr.analysis.claims import (MixedMachines, UNPAIRED, claim_verdict, ledger_cell, load_ledger,
-                                 machine_name, margin, number_text)
+                                 machine_name, margin, number_text, summary_table)
 from tsr.analysis.verdicts import FAILS, HOLDS, OPEN
 
 XEON = {"cpu": "Intel(R) Xeon(R) Processor @ 2.50GHz", "cpu_capability": "AVX512", "torch": "2.13.0+cpu",
@@ -85,6 +85,13 @@ def test_margin_and_claim_verdict():
     assert margin(0.1, 0.02, "> 0") == pytest.approx(5.0)
     assert margin(-0.1, 0.02, "abs ≤ 0.03") == pytest.approx(-3.5)
     assert claim_verdict([]) == ("not measured", None)
+
+
+def test_an_unmeasured_cell_says_why_where_the_spec_gives_a_reason():
+    spec = {"claims": {"C1": "one", "C2": "two"}, "unmeasured": {"real base": {"C2": "≈ 10 h of one core"}}}
+    lines = summary_table(spec, []).splitlines()
+    assert lines[2] == "| [C1](#c1) | one | not measured | not measured | not measured |"
+    assert lines[3] == "| [C2](#c2) | two | not measured | not measured | not measured: ≈ 10 h of one core |"
 
 
 def test_machine_names_say_eager_and_other_torch():

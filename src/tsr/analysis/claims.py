@@ -315,7 +315,8 @@ def summary_table(spec: dict, rows: list[Row]) -> str:
             got = [(r, r.cells[regime]) for r in mine if regime in r.cells]
             v, cell = claim_verdict([c for _, c in got])
             if cell is None:
-                cells.append("not yet measured" if regime == "real base" else "not measured")
+                why = (spec.get("unmeasured") or {}).get(regime, {}).get(claim)
+                cells.append(f"not measured: {why}" if why else "not measured")
                 continue
             rid = next(r.id for r, c in got if c is cell)
             held = sum(c.verdict == HOLDS for _, c in got)

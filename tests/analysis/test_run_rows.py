@@ -77,3 +77,21 @@ def test_the_command_prints_the_rows_and_refuses_what_it_cannot_print(tmp_path, 
     assert main(["table", str(tmp_path), "--runs", "--format", "csv"]) == 2
     assert main(["table", str(tmp_path), "--runs", "--against", "er"]) == 2
     assert "--runs prints with --format text or md" in capsys.readouterr().err
+
+
+def test_retention_is_overall_over_plas_per_run_then_averaged_over_the_seeds(tmp_path, capsys):
+    from tsr.analysis.table import aggregate, with_retention
+
+    write_run(tmp_path / "a", "seqft", 0, ACC, events(0.0))  # Overall 0.35, Plas 0.65
+    write_run(tmp_path / "b", "seqft", 1, [[0.6, None, None], [0.3, 0.4, None], [0.3, 0.2, 0.9]], events(0.0))
+    runs = with_retention(summaries([tmp_path]))
+    got = sorted(s.metrics["retention"] for s in runs)
+    assert got == pytest.approx(sorted([0.35 / 0.65, 0.25 / 0.5]))
+    cells, settings, methods = aggregate(runs, ("overall", "plas", "retention"))
+    mean = cells[settings[0]]["seqft"]["retention"][0]
+    assert mean == pytest.approx((0.35 / 0.65 + 0.5) / 2)  # the mean of the ratios, not the ratio of the means
+    zero = write_run(tmp_path / "z" / "c", "er", 0, [[0.0, None, None], [0.0, 0.0, None], [0.0, 0.0, 0.9]], events(0.0))
+    assert with_retention(summaries([zero]))[0].metrics["retention"] is None
+    assert main(["table", str(tmp_path / "a"), str(tmp_path / "b"), "--retention", "--format", "md"]) == 0
+    out = capsys.readouterr().out
+    assert "retention" in out.splitlines()[0] and f"{(0.35 / 0.65 + 0.5) / 2:.3f} ± " in out

@@ -17,7 +17,7 @@ import json
 import math
 import sqlite3
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rich.table import Table
@@ -60,6 +60,17 @@ class RunSummary:
     @property
     def finished(self) -> bool:
         return self.completed is None
+
+
+def with_retention(summaries: list[RunSummary]) -> list[RunSummary]:
+    """Each run with its retention, Overall / Plas (the share of its end-of-learning accuracy the
+    stream's end keeps, the regime map's calibration quantity; docs/synthetic.md), as one more
+    metric; undefined (None) where Plas is 0 or missing."""
+    def ratio(m: dict) -> float | None:
+        o, p = m.get("overall"), m.get("plas")
+        return o / p if o is not None and p else None
+
+    return [replace(s, metrics=s.metrics | {"retention": ratio(s.metrics)}) if s.finished else s for s in summaries]
 
 
 def find_runs(paths: list[Path]) -> list[Path]:

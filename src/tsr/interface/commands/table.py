@@ -18,6 +18,7 @@ EXAMPLES = """examples:
   tsr table runs/table3 --format latex      # the paper's Table-3 layout
   tsr table runs/ --against er              # and each method - ER, paired by seed
   tsr table runs/real/synth-trace --runs    # one row per run: machine, kept share, wall, memory
+  tsr table runs/real/synth-trace --retention   # and Overall / Plas, mean ± std over the seeds
 A folder of runs is read through its index (runs/index.sqlite), brought up to date first."""
 
 
@@ -34,7 +35,10 @@ def cmd_table(args: argparse.Namespace, console: Console) -> int:
         raise TsrError(f"no runs under {', '.join(args.runs)}")
     if args.per_run:
         return _per_run(summaries, args.format, console)
-    metrics = agg.METRICS + (agg.LOSS_METRICS if args.loss else ()) + (agg.gen_metrics(summaries) if args.gen else ())
+    if args.retention:
+        summaries = agg.with_retention(summaries)
+    metrics = (agg.METRICS + (("retention",) if args.retention else ()) + (agg.LOSS_METRICS if args.loss else ())
+               + (agg.gen_metrics(summaries) if args.gen else ()))
     labels = agg.run_labels(summaries)  # one naming of every run for the tables below
     cells, settings, methods = agg.aggregate(summaries, metrics, labels)
     seeds = agg.seed_sets(summaries, labels)
@@ -104,6 +108,8 @@ def add_parser(sub) -> None:
     p.add_argument("--loss", action="store_true", help="add the generation-loss metrics")
     p.add_argument("--gen", action="store_true", help="add the generation metrics (ROUGE-L, edit similarity, SARI) "
                    "of runs made with eval.predictions")
+    p.add_argument("--retention", action="store_true", help="add each run's Overall / Plas (the share of what it "
+                   "learnt that the end keeps, as the regime map's calibration reads it)")
     p.add_argument("--runs", dest="per_run", action="store_true", help="one row per finished run instead of the "
                    "cells: its metrics, the share of what it learnt that it kept, its machine, wall time and peak "
                    "resident memory")

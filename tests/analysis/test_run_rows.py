@@ -62,18 +62,19 @@ def test_rows_come_in_the_papers_method_order_then_by_seed_with_the_machine_each
     write_run(tmp_path / "seqft0", "seqft", 0, ACC, events(0.0))
     write_run(tmp_path / "half", "er", 0, ACC[:2], events(0.0))  # unfinished: no row
     rows = run_rows(summaries([tmp_path]))
-    assert [(r.method, r.seed, r.machine) for r in rows] == [("seqft", 0, "Intel Xeon"), ("tsr", 0, "AMD EPYC"),
-                                                             ("tsr", 1, "Intel Xeon")]
+    assert [(r.method, r.seed, r.machine) for r in rows] == [("seqft", 0, "Intel Xeon AVX512, 1 thread"),
+                                                             ("tsr", 0, "AMD EPYC AVX512, 1 thread"),
+                                                             ("tsr", 1, "Intel Xeon AVX512, 1 thread")]
     assert rows[0].kept == pytest.approx(0.625) and rows[0].metrics["overall"] == pytest.approx(0.35)
     md = markdown_rows(rows).splitlines()
-    assert md[2].endswith("| seqft | 0 | Intel Xeon | 0.350 | 0.650 | -0.300 | 0.62 | 6 min | 1.40 GB |")
+    assert md[2].endswith("| seqft | 0 | Intel Xeon AVX512, 1 thread | 0.350 | 0.650 | -0.300 | 0.62 | 6 min | 1.40 GB |")
     assert md[3].endswith("| 0.62 | - | 1.40 GB |")  # the resumed run has no wall time
 
 
 def test_the_command_prints_the_rows_and_refuses_what_it_cannot_print(tmp_path, capsys):
     write_run(tmp_path / "r", "er", 0, ACC, events(0.0))
     assert main(["table", str(tmp_path), "--runs", "--format", "md"]) == 0
-    assert "| er | 0 | Intel Xeon | 0.350 |" in capsys.readouterr().out
+    assert "| er | 0 | Intel Xeon AVX512, 1 thread | 0.350 |" in capsys.readouterr().out
     assert main(["table", str(tmp_path), "--runs", "--format", "csv"]) == 2
     assert main(["table", str(tmp_path), "--runs", "--against", "er"]) == 2
     assert "--runs prints with --format text or md" in capsys.readouterr().err

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import yaml
 
-from .machines import KEYS, machine_key
+from .machines import machine_key, machine_name
 from .verdicts import FAILS, HOLDS, OPEN, count_verdict, verdict
 
 UNPAIRED = "unpaired"
@@ -81,19 +81,6 @@ def _get(config: dict, dotted: str):
     for part in dotted.split("."):
         config = config.get(part) if isinstance(config, dict) else None
     return config
-
-
-def machine_name(machine: tuple) -> str:
-    """``Intel Xeon AVX512, 1 thread`` (``, eager`` for eager blocks; torch where it is not 2.13.0)."""
-    m = dict(zip(KEYS, machine))
-    cpu = re.sub(r"\((R|TM)\)|Processor|CPU|@.*", "", str(m.get("cpu") or "?")).split()
-    name = f"{' '.join(cpu[:3])} {m.get('cpu_capability') or '?'}, {m.get('threads')} thread" \
-        + ("s" if m.get("threads") != 1 else "")
-    if m.get("compiled") is False:
-        name += ", eager"
-    if m.get("torch") and not str(m["torch"]).startswith("2.13.0"):
-        name += f", torch {m['torch']}"
-    return name + (f", {m['gpu']}" if m.get("gpu") else "")
 
 
 def load_ledger(file: Path, orders: dict[str, dict[str, list[str]]], drop: dict | None = None) -> list[Run]:

@@ -10,6 +10,7 @@ say so when their runs span more than one kind.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Iterable
@@ -35,6 +36,19 @@ def machine_label(machine: dict) -> str:
     parts += [str(machine["gpu"])] if machine.get("gpu") else []
     parts += [f"{machine['processes']} processes"] if machine.get("processes", 1) > 1 else []
     return f"{machine.get('cpu', '?')} ({', '.join(parts)})"
+
+
+def machine_name(machine: tuple) -> str:
+    """``Intel Xeon AVX512, 1 thread`` (``, eager`` for eager blocks; torch where it is not 2.13.0)."""
+    m = dict(zip(KEYS, machine))
+    cpu = re.sub(r"\((R|TM)\)|Processor|CPU|@.*", "", str(m.get("cpu") or "?")).split()
+    name = f"{' '.join(cpu[:3])} {m.get('cpu_capability') or '?'}, {m.get('threads')} thread" \
+        + ("s" if m.get("threads") != 1 else "")
+    if m.get("compiled") is False:
+        name += ", eager"
+    if m.get("torch") and not str(m["torch"]).startswith("2.13.0"):
+        name += f", torch {m['torch']}"
+    return name + (f", {m['gpu']}" if m.get("gpu") else "")
 
 
 def run_machine(path: Path) -> dict | None:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..runs.metrics import kept
 from ..runs.results import load_results
-from .machines import run_machine
+from .machines import machine_key, machine_name, run_machine
 from .numbers import number
 from .table import METHOD_ORDER, RunSummary, run_labels
 
@@ -68,7 +68,7 @@ def run_rows(summaries: list[RunSummary]) -> list[RunRow]:
         results = load_results(s.path)
         cls = [i for i, k in enumerate(results.kinds) if k == "classification"]
         machine = run_machine(s.path)
-        rows.append(RunRow(*labels[s.path], s.seed, machine["cpu"] if machine else "?", s.metrics,
+        rows.append(RunRow(*labels[s.path], s.seed, machine_name(machine_key(machine)) if machine else "?", s.metrics,
                            kept(results.acc, cls), *run_cost(s.path)))
     return sorted(rows, key=lambda r: (r.setting, rank.get(r.method.split(" (")[0], len(rank)), r.method, r.seed))
 

@@ -73,6 +73,8 @@ def test_probe_arms_are_deterministic(tiny_model, toy_stream, tmp_path):
     b = run_probe(cfg, jobs, tmp_path / "b")
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
     assert strip(a) == strip(b)
+    # each arm records the machine it ran on, as a run does (a pair of arms is a pair on one kind)
+    assert {r["machine"]["threads"] for r in a} == {1} and all(r["machine"]["cpu"] for r in a)
 
 
 def test_mixed_arms_bring_their_target_arms_and_reports_cover_the_folder(tiny_model, toy_stream, tmp_path, capsys):

@@ -21,6 +21,7 @@ from ...data.example import Stream
 from ...data.streams import load_stream
 from ...engine.evaluation import evaluate
 from ...engine.loop import train_on
+from ...engine.machine import describe
 from ...engine.executor import Executor
 from ...engine.pool import run_pool
 from ...errors import ConfigError
@@ -102,7 +103,8 @@ def run_job(learner: Learner, cfg: RunConfig, stream: Stream, job: Job, tests: d
     score = evaluate(learner, tests[job.target], cfg.eval.batch_size)
     result = {"target": job.target, "arm": job.arm, "source": job.source, "seed": job.seed,
               "kind": task.kind.value, "acc": score.acc, "loss": score.loss, "n": score.n,
-              "examples": len(examples), "seconds": round(time.time() - started, 2)}
+              "examples": len(examples), "seconds": round(time.time() - started, 2),
+              "machine": describe(learner.device, learner.compiled)}  # an arm's pair is a pair on one kind
     if job.arm in ("random", "pooled"):
         result["candidates"] = list(job.candidates)
     if job.arm == "anchor":  # the label (anchor-mu1:J) keeps arms of several mu apart

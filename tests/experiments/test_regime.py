@@ -12,7 +12,8 @@ from tsr.interface.cli import main
 from tsr.engine.grid import Point
 from tsr.errors import ConfigError
 from tsr.experiments.regime.plan import RegimePoint, plan_points, read_points
-from tsr.experiments.regime.report import (closest, count_checks, distance, point_summary, regime_markdown,
+from tsr.analysis.transfer import count_checks
+from tsr.experiments.regime.report import (closest, distance, point_summary, regime_markdown,
                                           relations_detail, retention)
 
 TINY = ["train.steps=4", "stream.budget=8", "stream.replay_per_task=4", "stream.test_cap=6", "model.threads=1",

@@ -29,6 +29,7 @@ from pathlib import Path
 
 import yaml
 
+from .claims_probe import probe_cell_parts
 from .machines import machine_key, machine_name
 from .verdicts import FAILS, HOLDS, OPEN, count_verdict, verdict
 
@@ -266,7 +267,12 @@ def build(spec_file: Path = SPEC) -> tuple[dict, list[Row]]:
             c = r.get(regime)
             if not c:
                 continue
-            if "ledger" in c:
+            if "probe" in c:  # a probe ledger's relation checks (tsr.analysis.claims_probe)
+                parts = probe_cell_parts(c, ROOT, row.criterion)
+                if parts is not None:  # no complete seed yet: no cell
+                    measured, v, machines, g = parts
+                    row.cells[regime] = Cell(measured, v, machines, "", c["probe"], g)
+            elif "ledger" in c:
                 name = c["ledger"]
                 if name not in ledgers:
                     info = spec["ledgers"][name]

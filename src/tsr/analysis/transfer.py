@@ -171,6 +171,13 @@ def check_relations(matrix: dict[str, dict[str, dict]], kinds: dict[str, str],
     return rows
 
 
+def count_checks(rows: list[dict]) -> tuple[int, int]:
+    """Passed and total of C4's checks (partners, conflicts, unrelated) in relation rows."""
+    results = [v["pass"] for r in rows for group in ("partners", "conflicts") for v in r[group].values()]
+    results += [r["unrelated"]["pass"] for r in rows if "unrelated" in r]
+    return sum(bool(x) for x in results), len(results)
+
+
 def _f(x: float, signed: bool = True) -> str:
     return number(x, signed)
 

@@ -23,7 +23,7 @@ from ...analysis.cells import cell_seeds, fmt
 from ...analysis.report_files import write_report_files
 from ...analysis.seeds import seed_label, uneven
 from ...analysis.table import mean_std
-from ...analysis.transfer import relations_markdown
+from ...analysis.transfer import count_checks, relations_markdown
 from .plan import RELATIONS_NEEDED, TARGETS
 
 
@@ -87,13 +87,6 @@ def closest(points: list[dict]) -> dict | None:
     ranked = [p for p in points if p.get("distance") is not None]
     return min(ranked, key=lambda p: (sum(v is not True for v in p["targets"].values()), p["distance"]),
                default=None)
-
-
-def count_checks(rows: list[dict]) -> tuple[int, int]:
-    """Passed and total of C4's checks (partners, conflicts, unrelated) in relation rows."""
-    results = [v["pass"] for r in rows for group in ("partners", "conflicts") for v in r[group].values()]
-    results += [r["unrelated"]["pass"] for r in rows if "unrelated" in r]
-    return sum(bool(x) for x in results), len(results)
 
 
 def regime_markdown(points: list[dict]) -> str:

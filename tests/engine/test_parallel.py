@@ -148,8 +148,10 @@ def test_two_processes_resume_what_one_process_left(tiny_model, toy_stream, tmp_
 
 def test_more_processes_than_rows_and_other_commands_are_refused(tiny_model, toy_stream, tmp_path):
     done = launch(items(tiny_model, toy_stream, tmp_path / "runs", "train.batch_size=1"), tmp_path)
-    # every process stops on one line; what follows it is torchrun's own report of failed workers
-    assert done.returncode != 0 and done.stderr.count("tsr: error: config key 'train.batch_size'") == 2
+    # each process stops on one line; what follows it is torchrun's own report of failed workers.
+    # torchrun stops the other worker once one has failed, so on a loaded machine the second may
+    # be stopped before it prints: one line at least, never more than one a process
+    assert done.returncode != 0 and done.stderr.count("tsr: error: config key 'train.batch_size'") in (1, 2)
     assert "tsr/engine" not in done.stderr  # no traceback of tsr's
     assert not (tmp_path / "runs").exists()
     env = {**os.environ, "WORLD_SIZE": "2"}

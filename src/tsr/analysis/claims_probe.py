@@ -66,4 +66,5 @@ def probe_cell_parts(spec: dict, root: Path, criterion: str) -> tuple[str, str, 
         return None
     passed, total, seeds, machines = got
     needed = int(criterion.split()[1])  # "≥ 9 of 10"
-    return f"{passed}/{total} ({len(seeds)})", count_verdict(passed, total, needed, len(seeds)), machines, passed - needed
+    v = count_verdict(passed, total, needed, len(seeds))
+    return f"{passed}/{total} ({len(seeds)})", v, machines, passed - needed

@@ -78,7 +78,8 @@ HEADER = ("setting", "method", "seed", "machine", "overall", "plas", "bwt", "kep
 
 def _text(row: RunRow) -> list[str]:
     return [row.setting, row.method, str(row.seed), row.machine,
-            *(number(row.metrics.get(m), m == "bwt") for m in ("overall", "plas", "bwt")), "-" if row.kept is None else f"{row.kept:.2f}",
+            *(number(row.metrics.get(m), m == "bwt") for m in ("overall", "plas", "bwt")),
+            "-" if row.kept is None else f"{row.kept:.2f}",
             "-" if row.wall_s is None else f"{row.wall_s / 60:.0f} min",
             "-" if row.peak_rss_mb is None else f"{row.peak_rss_mb / 1000:.2f} GB"]
 

@@ -28,6 +28,7 @@ from ..runs import store
 from ..runs.saved import saved_step
 from ..runs.results import Results, load_results
 from ..runs.grouping import flatten, of_records
+from ..runs.metrics import retention
 from ..errors import RunError
 from .numbers import number
 from .seeds import check_even, seed_label, uneven
@@ -66,11 +67,8 @@ def with_retention(summaries: list[RunSummary]) -> list[RunSummary]:
     """Each run with its retention, Overall / Plas (the share of its end-of-learning accuracy the
     stream's end keeps, the regime map's calibration quantity; docs/synthetic.md), as one more
     metric; undefined (None) where Plas is 0 or missing."""
-    def ratio(m: dict) -> float | None:
-        o, p = m.get("overall"), m.get("plas")
-        return o / p if o is not None and p else None
-
-    return [replace(s, metrics=s.metrics | {"retention": ratio(s.metrics)}) if s.finished else s for s in summaries]
+    return [replace(s, metrics=s.metrics | {"retention": retention(s.metrics.get("overall"), s.metrics.get("plas"))})
+            if s.finished else s for s in summaries]
 
 
 def find_runs(paths: list[Path]) -> list[Path]:

@@ -11,6 +11,7 @@ as ``results.json`` writes it (null): never NaN, which would pass for a number.
 
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from ..data.example import GEN_METRICS
@@ -46,6 +47,15 @@ def kept(matrix: Matrix, tasks: Sequence[int]) -> float | None:
     reference paper's Qwen2.5-0.5B puts at about two thirds."""
     last = len(matrix) - 1
     return _mean([matrix[last][i] / matrix[i][i] for i in tasks if i < last and matrix[i][i]])
+
+
+def retention(final: float | None, plas: float | None) -> float | None:
+    """Overall / Plas (``final`` is Overall): the share of its end-of-learning accuracy a run's
+    end keeps (the regime map's calibration quantity); None where either is missing or NaN, or
+    Plas is 0."""
+    if final is None or plas is None or math.isnan(final) or math.isnan(plas) or not plas:
+        return None
+    return final / plas
 
 
 def fwt(matrix: Matrix, zero_shot: Sequence[float | None], tasks: Sequence[int]) -> float | None:

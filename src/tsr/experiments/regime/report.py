@@ -24,6 +24,7 @@ from ...analysis.report_files import write_report_files
 from ...analysis.seeds import seed_label, uneven
 from ...analysis.table import mean_std
 from ...analysis.transfer import count_checks, relations_markdown
+from ...runs.metrics import retention as overall_over_plas
 from .plan import RELATIONS_NEEDED, TARGETS
 
 
@@ -34,8 +35,8 @@ def _stat(values: list[float]) -> dict:
 
 def retention(cell: dict) -> dict:
     """SeqFT's Overall / Plas, per seed, then mean ± std over seeds."""
-    return _stat([v["overall"] / v["plas"] for v in cell["seeds"].values()
-                  if v["plas"] and not math.isnan(v["plas"]) and not math.isnan(v["overall"])])
+    ratios = (overall_over_plas(v["overall"], v["plas"]) for v in cell["seeds"].values())
+    return _stat([r for r in ratios if r is not None])
 
 
 def point_summary(cells: dict[str, dict[str, dict]], name: str, relations: list[dict] | None) -> dict:

@@ -159,6 +159,17 @@ def test_random_source_is_the_generators_draw_and_reproducible():
     assert {j.arm for j in jobs} == {"target", "random"}  # a random arm brings its target arm
 
 
+def test_plan_is_seed_major_so_a_cut_probe_leaves_complete_seeds():
+    stream = load_stream("synth-trace", options={"pool": 10, "test": 5})
+    jobs = plan_jobs(stream, [0, 1, 2], arms=["target", "mixed"])
+    per_seed = len(jobs) // 3
+    assert per_seed == len(stream.names) ** 2  # one target arm and K-1 mixed arms per target
+    for k, seed in enumerate((0, 1, 2)):
+        block = jobs[k * per_seed:(k + 1) * per_seed]
+        assert {j.seed for j in block} == {seed}
+        assert {j.target for j in block} == set(stream.names)
+
+
 def test_random_arm_equals_its_mixed_twin_and_is_copied_when_saved(tiny_model, toy_stream, tmp_path):
     cfg = load_config("paper", [f"model.path={tiny_model}", f"stream.source={toy_stream}", "stream.budget=3", *TINY])
     stream = load_stream(str(toy_stream))

@@ -128,8 +128,11 @@ def plan_jobs(stream: Stream, seeds: Iterable[int], targets: list[str] | None = 
     if any(a in arms for a in (*PAIRED, "random", "pooled")) and "target" not in arms:
         arms.insert(0, "target")  # every mixed or carrier arm is measured against its target arm
     jobs = []
-    for target in targets or names:
-        for seed in seeds:
+    # seed-major: a long probe completes one seed's whole matrix before it starts the next, so a
+    # probe cut off part-way leaves complete seeds to read (each arm's result does not depend on
+    # the order: its generators are keyed by target, source and seed)
+    for seed in seeds:
+        for target in targets or names:
             for arm in arms:
                 if arm == "anchor":
                     jobs += [Job(target, arm, seed, s, mu=None if m == ca.DEFAULT_MU else m)

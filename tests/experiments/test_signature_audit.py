@@ -96,5 +96,6 @@ def test_probe_audits_every_signature(tiny_model, toy_stream, tmp_path, capsys):
     assert main(_probe_args(tiny_model, toy_stream, out, "--signatures", "all")) == 0
     audit = json.loads((out / "signatures.json").read_text())
     assert len(audit) == 11 and audit["jointot"]["seeds"] == [0] and audit["jointot_emb"]["seeds"] == [0]
+    assert audit["gradb"]["machine"]["threads"] >= 1 and "cpu" in audit["proto"]["machine"]  # a reading names it
     assert set(json.loads((out / "report.json").read_text())["signatures"]) == set(audit)
     assert "signatures.md" in capsys.readouterr().out

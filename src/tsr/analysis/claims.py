@@ -30,10 +30,10 @@ from pathlib import Path
 import yaml
 
 from .claims_probe import probe_cell_parts
+from .claims_signatures import signature_cell_parts
 from .machines import machine_key, machine_name
-from .verdicts import FAILS, HOLDS, OPEN, count_verdict, verdict
+from .verdicts import FAILS, HOLDS, OPEN, UNPAIRED, count_verdict, margin, number_text, verdict
 
-UNPAIRED = "unpaired"
 REGIMES = ("default", "near-calibrated", "real base")
 RANK = {FAILS: 0, UNPAIRED: 1, OPEN: 2, HOLDS: 3}
 ROOT = Path(__file__).resolve().parents[3]
@@ -197,27 +197,6 @@ def readings(spec: dict, runs: list[Run]) -> list[Reading]:
 
 # --- verdicts and cells ------------------------------------------------------------------------
 
-def margin(mean: float, se: float, criterion: str) -> float:
-    """How far ``mean`` meets the criterion, in standard errors (negative: the other way)."""
-    m = re.fullmatch(r"\s*(>|<|abs ?<=)\s*([+-]?[\d.]+)\s*", criterion.replace("≤", "<=").replace("−", "-"))
-    if not m:
-        raise ValueError(f"criterion {criterion!r}: expected '> t', '< t' or 'abs <= t'")
-    op, t = m.group(1).replace(" ", ""), float(m.group(2))
-    gap = mean - t if op == ">" else t - mean if op == "<" else t - abs(mean)
-    return gap / se if se > 0 else math.copysign(math.inf, gap)
-
-
-def number_text(mean: float, se: float, n: int, criterion: str, want: str) -> str:
-    """``+0.039 ± 0.019 (5)`` with as many digits (3 to 6) as the verdict of the printed numbers
-    needs to be the verdict of the unrounded ones."""
-    for digits in range(3, 7):
-        m, s = round(mean, digits), round(se, digits)
-        if want == UNPAIRED or verdict(m, s, n, criterion) == want:
-            break
-    m = m or 0.0  # -0.0004 reads +0.000
-    return f"{m:+.{digits}f} ± {s:.{digits}f} ({n})".replace("-", "−")
-
-
 def ledger_cell(spec: dict, runs: list[Run], criterion: str, source: str) -> Cell:
     members = readings(spec, runs)
     mixed = [m for m in members if not m.paired]
@@ -272,6 +251,11 @@ def build(spec_file: Path = SPEC) -> tuple[dict, list[Row]]:
                 if parts is not None:  # no complete seed yet: no cell
                     measured, v, machines, g = parts
                     row.cells[regime] = Cell(measured, v, machines, "", c["probe"], g)
+            elif "signatures" in c:  # a signature audit's per-seed scores (tsr.analysis.claims_signatures)
+                parts = signature_cell_parts(c, ROOT, row.criterion)
+                if parts is not None:  # under two seeds: no cell
+                    measured, v, machines, g, member = parts
+                    row.cells[regime] = Cell(measured, v, machines, member, c["signatures"], g)
             elif "ledger" in c:
                 name = c["ledger"]
                 if name not in ledgers:

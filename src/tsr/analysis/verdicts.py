@@ -15,10 +15,12 @@ statistic, as mean ± standard error over seeds, against a criterion (``> t``, `
 
 from __future__ import annotations
 
+import math
 import re
 
 MIN_SEEDS = 5
 HOLDS, FAILS, OPEN = "holds", "does not hold", "inconclusive"
+UNPAIRED = "unpaired"  # a reading whose pairs cross machines: no verdict of its own
 
 
 def verdict(mean: float, se: float, n: int, criterion: str) -> str:
@@ -41,3 +43,24 @@ def count_verdict(passed: int, total: int, needed: int, n: int) -> str:
     if n < MIN_SEEDS:
         return OPEN
     return HOLDS if passed >= needed else FAILS
+
+
+def margin(mean: float, se: float, criterion: str) -> float:
+    """How far ``mean`` meets the criterion, in standard errors (negative: the other way)."""
+    m = re.fullmatch(r"\s*(>|<|abs ?<=)\s*([+-]?[\d.]+)\s*", criterion.replace("≤", "<=").replace("−", "-"))
+    if not m:
+        raise ValueError(f"criterion {criterion!r}: expected '> t', '< t' or 'abs <= t'")
+    op, t = m.group(1).replace(" ", ""), float(m.group(2))
+    gap = mean - t if op == ">" else t - mean if op == "<" else t - abs(mean)
+    return gap / se if se > 0 else math.copysign(math.inf, gap)
+
+
+def number_text(mean: float, se: float, n: int, criterion: str, want: str) -> str:
+    """``+0.039 ± 0.019 (5)`` with as many digits (3 to 6) as the verdict of the printed numbers
+    needs to be the verdict of the unrounded ones."""
+    for digits in range(3, 7):
+        m, s = round(mean, digits), round(se, digits)
+        if want == UNPAIRED or verdict(m, s, n, criterion) == want:
+            break
+    m = m or 0.0  # -0.0004 reads +0.000
+    return f"{m:+.{digits}f} ± {s:.{digits}f} ({n})".replace("-", "−")

@@ -29,6 +29,7 @@ from ...config import RunConfig
 from ...data.example import Stream
 from ...errors import ConfigError
 from ...data.sampling import BatchStream
+from ...engine.machine import describe
 from ...model.learner import Learner
 from ...rng import numpy_rng
 from ...analysis.ranks import spearman
@@ -159,6 +160,7 @@ def audit(learner: Learner, cfg: RunConfig, stream: Stream, seeds: list[int], ma
         report[kind] = summarise(kind, per_seed[kind], matrix, task_kinds, relations)
         report[kind]["seconds_per_task"] = timings[kind] / (len(seeds) * len(stream))
         report[kind]["probe_batches"] = probe_batches
+        report[kind]["machine"] = describe(learner.device, learner.compiled)  # a reading names its machine
     return report
 
 

@@ -5,7 +5,8 @@
 # not trained again; a run restored from the ledger with `tsr archive --restore` counts as
 # finished). After each unit the stream's finished runs are written to its ledger
 # measurements/real/<stream>.jsonl (no commit here: commit at the end of a stage). When both
-# streams are done, the probe stage (below; TSR_REAL_PROBE=0 leaves it out).
+# streams are done, the probe stage (below; TSR_REAL_PROBE=0 leaves it out), then the rest of
+# Table 3 on synth-trace (TSR_REAL_TABLE3=0 leaves it out).
 #   bash measurements/real/grid.sh [SEEDS] [METHODS]     # default 0,1,2,3,4 and seqft,er,tsr
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -47,3 +48,31 @@ lane synth-trace &
 lane synth-numglue &
 wait
 [ "${TSR_REAL_PROBE:-1}" = 1 ] && probe
+table3() {
+  # then the rest of Table 3 on synth-trace: the paper's other methods at 3 seeds, seed-major
+  # (every method of seed 0, then seed 1...), two units at a time, into the stream's ledger
+  # (flock: one archive at a time). A-GEM with memory_batch=null (its reference gradient on a
+  # training-sized batch, the cheap variant of docs/methods.md): its default 256-example batch
+  # would cost about 64 training batches a step on this base, days of one core.
+  local stream=synth-trace ledger=measurements/real/synth-trace.jsonl units=() i
+  for seed in 0 1 2; do
+    for method in er10 ewc lwf olora gainlora deal derpp sdft agem; do units+=("$method:$seed"); done
+  done
+  t3worker() {
+    local k=$1 unit method seed extra
+    for i in "${!units[@]}"; do
+      (( i % 2 == k )) || continue
+      unit=${units[$i]}; method=${unit%%:*}; seed=${unit##*:}
+      extra=(); [ "$method" = agem ] && extra=(method.memory_batch=null)
+      tsr compare smollm2-cpu "stream.source=$stream" --methods "$method" --seeds "$seed" --workers 1 \
+        model.threads=1 "${extra[@]}" "out_dir=$RUNS/$stream" > "$RUNS/$stream/last-t3-$k.log" 2>&1 \
+        || echo "$(date -u +%FT%TZ) table3 $method $seed failed (rc $?)" >> "$RUNS/grid-errors.log"
+      flock "$RUNS/ledger.lock" tsr archive "$RUNS/$stream" "$ledger" >/dev/null 2>&1
+      echo "$(date -u +%FT%TZ) table3 $stream $method seed $seed done" >> "$RUNS/grid-progress.log"
+    done
+  }
+  t3worker 0 &
+  t3worker 1 &
+  wait
+}
+[ "${TSR_REAL_TABLE3:-1}" = 1 ] && table3

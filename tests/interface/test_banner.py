@@ -51,3 +51,22 @@ def test_on_a_terminal_the_run_line_is_out_before_the_model_loads_and_in_a_log_a
     cfg = load_config("paper", argv[2:])
     ConsoleReporter(Console(file=screen, force_terminal=True, width=200)).run_begin(cfg)
     assert screen.getvalue().strip().endswith(f"model {broken}: loading")
+
+
+def test_off_a_terminal_every_line_is_one_record_however_long(capsys):
+    from types import SimpleNamespace
+
+    from tsr.interface.console import plain_console
+    from tsr.interface.display import ConsoleReporter
+
+    reporter = ConsoleReporter()  # stderr is captured: not a terminal
+    assert not reporter.console.is_terminal
+    names = [f"a-rather-long-task-name-{i}" for i in range(8)]
+    plan = SimpleNamespace(stream=[SimpleNamespace(name=n) for n in names], cfg=SimpleNamespace(train=SimpleNamespace(steps=5)))
+    reporter.task_start(7, plan, {"weights": {n: 1 / 7 for n in names[:7]}, "top": names[0], "resume_step": 3})
+    reporter.progress.stop()
+    plain_console(stderr=True).print("x" * 300)
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 3 and len(lines[0]) > 200 and lines[0].startswith("  routing: ")
+    assert lines[0].endswith(f"top source: {names[0]}") and lines[1].startswith("  resuming at step 3/5")
+    assert lines[2] == "x" * 300

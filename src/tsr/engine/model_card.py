@@ -13,8 +13,8 @@ from typing import Any
 from ..version import __version__
 from ..runs.results import Results
 
-METRIC_NAMES = {"overall": "Overall", "plasticity": "Plasticity", "bwt": "BWT", "overall_loss": "Overall loss",
-                "plasticity_loss": "Plasticity loss", "bwt_loss": "BWT loss", "fwt": "FWT", "fwt_loss": "FWT loss"}
+METRIC_NAMES = {"overall": "Overall", "plas": "Plasticity", "bwt": "BWT", "overall_loss": "Overall loss",
+                "plas_loss": "Plasticity loss", "bwt_loss": "BWT loss", "fwt": "FWT", "fwt_loss": "FWT loss"}
 
 
 def _cell(value: float | None) -> str:

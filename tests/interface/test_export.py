@@ -436,3 +436,26 @@ def test_a_failed_push_keeps_the_export_and_is_one_line(runs, tmp_path, capsys, 
 def test_a_bad_repository_id_is_refused_before_any_work(runs, tmp_path, capsys, repo, fragment):
     refuse(capsys, tmp_path, ["export", str(runs.seqft()), "--out", str(tmp_path / "a"), "--push-to-hub", repo],
            fragment)
+
+
+def test_a_quantised_runs_adapter_exports_on_a_cpu_as_the_same_peft_adapter(runs, tmp_path, capsys):
+    """A QLoRA run (model.quantization=4bit, trained on CUDA) exports without bitsandbytes: the
+    adapter is laid over the full-precision base's modules, whose names the quantised base keeps,
+    so the folder equals that of the same adapter from an unquantised run."""
+    import yaml
+
+    run = tmp_path / "qlora"
+    shutil.copytree(runs.seqft(), run)
+    data = read_yaml(run / "config.yaml")
+    data["model"]["quantization"] = "4bit"
+    (run / "config.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["fingerprint"] != from_plain(data).fingerprint()  # quantisation is part of the run's identity
+    meta["fingerprint"] = from_plain(data).fingerprint()
+    (run / "run.json").write_text(json.dumps(meta), encoding="utf-8")
+    export(capsys, run, tmp_path / "q")
+    export(capsys, runs.seqft(), tmp_path / "plain")
+    q, plain = load_file(tmp_path / "q" / "adapter_model.safetensors"), load_file(tmp_path / "plain" / "adapter_model.safetensors")
+    assert q.keys() == plain.keys() and q and all(torch.equal(q[k], plain[k]) for k in q)
+    assert json.loads((tmp_path / "q" / "adapter_config.json").read_text()) == \
+        json.loads((tmp_path / "plain" / "adapter_config.json").read_text())

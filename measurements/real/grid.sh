@@ -37,11 +37,13 @@ probe() {
   [ -f "$ledger" ] && tsr archive "$root" "$ledger" --restore >/dev/null 2>&1
   ( while sleep 600; do tsr archive "$root" "$ledger" >/dev/null 2>&1; done ) &
   local keeper=$!
-  tsr probe smollm2-cpu --arms target,mixed --seeds 0,1,2 --workers 2 --signatures model.threads=1 \
-    --out "$root/synth-trace" > "$root/last-probe.log" 2>&1 \
+  tsr probe smollm2-cpu --arms target,mixed --seeds 0,1,2 --workers 2 --signatures gradb,proto,hiddenot,jointot \
+    model.threads=1 --out "$root/synth-trace" > "$root/last-probe.log" 2>&1 \
     || echo "$(date -u +%FT%TZ) probe failed (rc $?)" >> "$RUNS/grid-errors.log"
   kill $keeper 2>/dev/null
   tsr archive "$root" "$ledger" >/dev/null 2>&1
+  # C5's cells read the signature audit (GradB against the representation signatures)
+  [ -f "$root/synth-trace/signatures.json" ] && cp "$root/synth-trace/signatures.json" measurements/real/signatures-synth-trace.json
   echo "$(date -u +%FT%TZ) probe synth-trace done" >> "$RUNS/grid-progress.log"
 }
 lane synth-trace &

@@ -4,6 +4,7 @@ every grid, and :class:`AuditLines`, the reporter every audit's command prints t
 
 from __future__ import annotations
 
+import time
 from typing import Callable
 
 from rich.console import Console
@@ -38,6 +39,20 @@ def print_unfinished(err: Console, pending: list[str]) -> None:
         err.print(f"  {line}", highlight=False, soft_wrap=True)
 
 
+def _duration(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+def pace(done: int, total: int, done0: int, t0: float, now: float) -> str:
+    """`` · 12 min in, about 1.5 h left``: the time since the first report, and the rest at the
+    rate of what this process finished since then (nothing before it has finished anything)."""
+    elapsed, finished = now - t0, done - done0
+    if finished <= 0 or elapsed <= 0:
+        return ""
+    left = f", about {_duration((total - done) * elapsed / finished)} left" if done < total else ""
+    return f" · {_duration(elapsed)} in{left}"
+
+
 class AuditLines(Reporter):
     """An audit's lines on the command line: its own on ``console``; progress on stderr, a bar on a
     terminal (lines every 10 arms otherwise); a grid's runs and tasks as :func:`grid_callbacks` says
@@ -46,6 +61,7 @@ class AuditLines(Reporter):
     def __init__(self, console: Console):
         self.console, self.err, self.bar = console, plain_console(stderr=True), None
         self.run, self.task = grid_callbacks(self.err)
+        self.first: tuple[int, float] | None = None  # (done, clock) at the first report: the rate's origin
 
     def __enter__(self) -> "AuditLines":
         return self
@@ -62,8 +78,11 @@ class AuditLines(Reporter):
 
     def progress(self, done: int, total: int, what: str) -> None:
         if not self.err.is_terminal:
+            now = time.monotonic()
+            if self.first is None:
+                self.first = (done, now)
             if done % 10 == 0 or done == total:
-                self.err.print(f"  {done}/{total} {what}", highlight=False)
+                self.err.print(f"  {done}/{total} {what}{pace(done, total, *self.first, now)}", highlight=False)
             return
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 

@@ -3,8 +3,8 @@
 What TSR's objective adds to ER's step: on a replayed batch, the output head on every attended
 position (forward and backward) where ER runs it on the answer positions only, and the teacher's
 head from its cached hidden states (a cache of the teacher's log-probabilities, exact too, saves
-that head at 4 bytes x vocabulary per position; its floor is printed beside). With LoRA the frozen weights get no weight gradients, so a
-token costs about 4 x (body parameters) FLOP forward and backward and a head position 4 x (head
+that head at 4 bytes x vocabulary per position; its floor is printed beside). With LoRA the
+frozen weights get no weight gradients, so a token costs about 4 x (body parameters) FLOP forward and backward and a head position 4 x (head
 parameters), the teacher's head 2 x. Replayed batches are a fraction ``alpha`` of the steps
 (``method.alpha``); on the other steps both methods do the same work. The estimate reads the
 run's own replay data (the config's stream, budget, max length and truncation, its tokenizer):

@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from tsr.analysis.claims_probe import NOT_RECORDED, complete_seeds, probe_cell_parts, relations_reading
+from tsr.analysis.machines import NOT_RECORDED
+from tsr.analysis.claims_probe import complete_seeds, probe_cell_parts, relations_reading
 from tsr.analysis.transfer import check_relations, count_checks, transfer_matrix
 from tsr.analysis.verdicts import HOLDS, OPEN
 from tsr.data.synth.spec import relation_table

@@ -6,7 +6,8 @@ import statistics
 
 import pytest
 
-from tsr.analysis.claims_signatures import NOT_RECORDED, seed_values, signature_cell_parts
+from tsr.analysis.claims_signatures import seed_values, signature_cell_parts
+from tsr.analysis.machines import NOT_RECORDED
 from tsr.analysis.verdicts import FAILS, HOLDS, OPEN
 
 XEON = {"cpu": "Intel(R) Xeon(R) Processor", "cpu_capability": "AVX512", "torch": "2.13.0+cpu", "threads": 1,

@@ -32,7 +32,7 @@ import yaml
 from .claims_probe import probe_cell_parts
 from .claims_signatures import signature_cell_parts
 from .machines import machine_key, machine_name
-from .verdicts import FAILS, HOLDS, OPEN, UNPAIRED, count_verdict, margin, number_text, verdict
+from .verdicts import FAILS, HOLDS, OPEN, UNPAIRED, count_verdict, margin, number_text, standard_error, verdict
 
 REGIMES = ("default", "near-calibrated", "real base")
 RANK = {FAILS: 0, UNPAIRED: 1, OPEN: 2, HOLDS: 3}
@@ -114,9 +114,6 @@ def load_ledger(file: Path, orders: dict[str, dict[str, list[str]]], drop: dict 
 
 # --- the statistics ----------------------------------------------------------------------------
 
-def _se(values: list[float]) -> float:
-    return statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else math.nan
-
 
 def _pick(runs: list[Run], source: str, method: str, order: str) -> dict[int, Run]:
     return {r.seed: r for r in runs if (r.source, r.method, r.order) == (source, method, order)}
@@ -138,17 +135,17 @@ def difference(a: dict[int, Run], b: dict[int, Run], metric: str, member: str = 
     machines = {a[s].machine for s in seeds} | {b[s].machine for s in seeds}
     if all(a[s].machine == b[s].machine for s in seeds):
         d = [a[s].metrics[metric] - b[s].metrics[metric] for s in seeds]
-        return Reading(statistics.fmean(d), _se(d), len(d), machines, True, member)
+        return Reading(statistics.fmean(d), standard_error(d), len(d), machines, True, member)
     va, vb = [a[s].metrics[metric] for s in seeds], [b[s].metrics[metric] for s in seeds]
-    return Reading(statistics.fmean(va) - statistics.fmean(vb), math.hypot(_se(va), _se(vb)), len(seeds),
-                   machines, False, member)
+    se = math.hypot(standard_error(va), standard_error(vb))
+    return Reading(statistics.fmean(va) - statistics.fmean(vb), se, len(seeds), machines, False, member)
 
 
 def statistic(a: dict[int, Run], metric: str, member: str = "") -> Reading:
     """``a``'s metric over its seeds (on more than one kind of machine: unpaired)."""
     v = [r.metrics[metric] for r in a.values()]
     machines = {r.machine for r in a.values()}
-    return Reading(statistics.fmean(v), _se(v), len(v), machines, len(machines) == 1, member)
+    return Reading(statistics.fmean(v), standard_error(v), len(v), machines, len(machines) == 1, member)
 
 
 def range_half(a: dict[str, dict[int, Run]], b: dict[str, dict[int, Run]], metric: str, member: str) -> Reading:
@@ -157,7 +154,7 @@ def range_half(a: dict[str, dict[int, Run]], b: dict[str, dict[int, Run]], metri
     kind of machine make it unpaired."""
     def rng(cells):
         stats = [(statistics.fmean([r.metrics[metric] for r in c.values()]),
-                  _se([r.metrics[metric] for r in c.values()])) for c in cells.values()]
+                  standard_error([r.metrics[metric] for r in c.values()])) for c in cells.values()]
         hi, lo = max(stats), min(stats)
         return hi[0] - lo[0], math.hypot(hi[1], lo[1])
     (ra, sa), (rb, sb) = rng(a), rng(b)

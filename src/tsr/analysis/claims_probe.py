@@ -18,12 +18,9 @@ import yaml
 from ..data.synth.spec import relation_table
 from ..data.synth.streams import resolve_spec
 from ..runs.archive import ARMS, read_probes
-from .machines import machine_key, machine_name
+from .machines import recorded_name
 from .transfer import check_relations, count_checks, transfer_matrix
 from .verdicts import count_verdict
-
-NOT_RECORDED = "machine not recorded"
-
 
 def probe_arms(file: Path, folder: str) -> tuple[dict, list[dict]]:
     """The config and the arms of the probe folder ``folder`` in the ledger ``file``."""
@@ -53,8 +50,7 @@ def relations_reading(config: dict, arms: list[dict]) -> tuple[int, int, list[in
     used = [a for a in arms if a["seed"] in seeds and a["arm"] in ("target", "mixed")]
     kinds = {a["target"]: a["kind"] for a in used}
     passed, total = count_checks(check_relations(transfer_matrix(used), kinds, relations))
-    machines = sorted({machine_name(machine_key(a["machine"])) if isinstance(a.get("machine"), dict)
-                       else NOT_RECORDED for a in used})
+    machines = sorted({recorded_name(a.get("machine")) for a in used})
     return passed, total, seeds, " + ".join(machines)
 
 

@@ -15,14 +15,11 @@ not recorded".
 from __future__ import annotations
 
 import json
-import math
 import statistics
 from pathlib import Path
 
-from .machines import machine_key, machine_name
-from .verdicts import margin, number_text, verdict
-
-NOT_RECORDED = "machine not recorded"
+from .machines import recorded_name
+from .verdicts import margin, number_text, standard_error, verdict
 
 
 def _per_seed(audit: dict, kind: str, key: str, file: Path) -> dict[str, float]:
@@ -48,11 +45,6 @@ def seed_values(audit: dict, spec: dict, file: Path) -> tuple[list[float], list[
     return [ours[s] - rivals[best][s] for s in seeds], [kind, best]
 
 
-def mean_se(values: list[float]) -> tuple[float, float]:
-    mean = statistics.fmean(values)
-    return mean, statistics.stdev(values) / math.sqrt(len(values))
-
-
 def signature_cell_parts(spec: dict, root: Path, criterion: str) -> tuple[str, str, str, float, str] | None:
     """(measured "mean ± se (n)", verdict, machines, margin, member) of a ``signatures:`` spec;
     None while the audit has fewer than two seeds."""
@@ -63,10 +55,9 @@ def signature_cell_parts(spec: dict, root: Path, criterion: str) -> tuple[str, s
     values, kinds = seed_values(audit, spec, file)
     if len(values) < 2:  # one seed has no standard error: no cell yet
         return None
-    mean, se = mean_se(values)
+    mean, se = statistics.fmean(values), standard_error(values)
     v = verdict(mean, se, len(values), criterion)
-    machines = sorted({machine_name(machine_key(audit[k]["machine"])) if isinstance(audit[k].get("machine"), dict)
-                       else NOT_RECORDED for k in kinds})
+    machines = sorted({recorded_name(audit[k].get("machine")) for k in kinds})
     member = f"versus {kinds[1]}" if len(kinds) > 1 else ""
     return (number_text(mean, se, len(values), criterion, v), v, " + ".join(machines), margin(mean, se, criterion),
             member)

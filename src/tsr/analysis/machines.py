@@ -38,6 +38,15 @@ def machine_label(machine: dict) -> str:
     return f"{machine.get('cpu', '?')} ({', '.join(parts)})"
 
 
+NOT_RECORDED = "machine not recorded"
+
+
+def recorded_name(machine: object) -> str:
+    """:func:`machine_name` of a recorded machine dict; :data:`NOT_RECORDED` where there is none
+    (an arm or audit made before they recorded it)."""
+    return machine_name(machine_key(machine)) if isinstance(machine, dict) else NOT_RECORDED
+
+
 def machine_name(machine: tuple) -> str:
     """``Intel Xeon AVX512, 1 thread`` (``, eager`` for eager blocks; torch where it is not 2.13.0)."""
     m = dict(zip(KEYS, machine))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 
 MIN_SEEDS = 5
 HOLDS, FAILS, OPEN = "holds", "does not hold", "inconclusive"
@@ -43,6 +44,11 @@ def count_verdict(passed: int, total: int, needed: int, n: int) -> str:
     if n < MIN_SEEDS:
         return OPEN
     return HOLDS if passed >= needed else FAILS
+
+
+def standard_error(values: list[float]) -> float:
+    """The sample standard deviation over sqrt(n); NaN for one value."""
+    return statistics.stdev(values) / math.sqrt(len(values)) if len(values) > 1 else math.nan
 
 
 def margin(mean: float, se: float, criterion: str) -> float:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from rich.console import Console
 
 
@@ -12,14 +10,7 @@ def plain_console(stderr: bool = False, **kwargs) -> Console:
     (``[bold red]x``) is never read as rich markup. A line styled on purpose says so
     (``markup=True``) and escapes what it quotes (:func:`rich.markup.escape`). Off a terminal
     (a log file, a pipe) a printed line is never wrapped: one record per line."""
-    stream = kwargs.get("file") or (sys.stderr if stderr else sys.stdout)
-    if not _is_terminal(stream):
-        kwargs.setdefault("soft_wrap", True)
-    return Console(stderr=stderr, markup=False, **kwargs)
-
-
-def _is_terminal(stream) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):  # a closed or unusual stream: not a terminal
-        return False
+    console = Console(stderr=stderr, markup=False, **kwargs)
+    if not console.is_terminal and "soft_wrap" not in kwargs:
+        console.soft_wrap = True
+    return console

@@ -7,11 +7,13 @@ excluded while teacher forwards, including filling the teacher cache, are includ
 three times: with the exact cache of teacher log-probabilities (``train.teacher=cached``, the
 CPU default), with the exact cache of teacher hidden states (``train.teacher=hidden``, the GPU
 default: the output head runs per step) and with a teacher forward on every batch
-(``train.teacher=batch``, what the reference code does).
+(``train.teacher=batch``, what the reference code does). ``--fused`` compares teacher modes with
+the full-logits path and the fused head; the teacher's moments (``expected``, the default where
+the head is fused) exist on the fused head only (unfused they are the log-probability cache).
 
     python bench/step_time.py                       # bundled base, synth-trace, 4 tasks
     python bench/step_time.py --steps 300 --tasks 6 --threads 2
-    python bench/step_time.py --steps 12 --tasks 2 --threads 1 --fused hidden,batch \
+    python bench/step_time.py --steps 12 --tasks 2 --threads 1 --fused expected,cached,hidden \
         model.path=smollm2-135m stream.budget=16 stream.replay_per_task=16   # the real shape
     python bench/step_time.py --packing --steps 40 --tasks 3   # each method with train.packing off and on
     python bench/step_time.py --steps 12 --threads 1 --fused cached,hidden model.path=smollm2-135m \
@@ -68,7 +70,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks", type=int, default=4, help="first tasks of synth-trace to use")
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--fused", metavar="TEACHERS", help="instead of the teacher arms: TSR with each of these "
-                    "teacher modes (comma-separated: cached,hidden,batch), full logits against fused head")
+                    "teacher modes (comma-separated: expected,cached,hidden,batch), full logits against fused "
+                    "head (expected: fused only)")
     ap.add_argument("--packing", action="store_true", help="instead of the teacher arms: SeqFT, ER and TSR "
                     "with train.packing off and on, side by side")
     ap.add_argument("extra", nargs="*", help="more key=value config overrides")
@@ -84,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.fused:  # the same TSR arms with the full-logits path and with the fused head, side by side
         arms = {"seqft": arms["seqft"], "er": arms["er"]}
         for teacher in args.fused.split(","):
-            for fused in ("false", "true"):
+            for fused in ("true",) if teacher == "expected" else ("false", "true"):
                 label = f"tsr ({teacher}, {'fused head' if fused == 'true' else 'full logits'})"
                 arms[label] = ["method.name=tsr", f"train.teacher={teacher}", f"train.fused_head={fused}"]
     if args.packing:

@@ -1,7 +1,8 @@
 """The fused head losses (tsr.cl.fused_head) against the full-logits losses they replace:
 the same cross-entropy and tempered KL, and the same gradient with respect to the student's
-hidden states, to float rounding, for a teacher given by hidden states or by log-probabilities,
-in one chunk or in chunks of one position."""
+hidden states, to float rounding, for a teacher given by hidden states, by log-probabilities or
+by its moments (expected head row and negative entropy), in one chunk or in chunks of one
+position."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tsr.cl.fused_head import head_losses
+from tsr.cl.fused_head import head_losses, teacher_moments
 from tsr.cl.losses import IGNORE, kd_kl_from_log_probs, kd_mask, masked_ce
 
 
@@ -37,13 +38,14 @@ def reference(hidden, teacher, weight, labels, attention, t):
 
 
 @pytest.mark.parametrize("chunk_mb", [64.0, 300 * 4 / 2**20])  # one chunk; one position a chunk
-@pytest.mark.parametrize("teacher_as", ["hidden", "log_probs"])
+@pytest.mark.parametrize("teacher_as", ["hidden", "log_probs", "moments"])
 def test_fused_losses_and_gradient_equal_the_full_logits_ones(chunk_mb, teacher_as):
     hidden, teacher, weight, labels, attention = case()
     t = 2.0
     ce_ref, kd_ref, grad_ref, target = reference(hidden, teacher, weight, labels, attention, t)
     h = hidden.clone().requires_grad_(True)
-    given = {"teacher_hidden": teacher} if teacher_as == "hidden" else {"teacher_log_probs": target}
+    given = {"hidden": {"teacher_hidden": teacher}, "log_probs": {"teacher_log_probs": target},
+             "moments": {"teacher_moments": teacher_moments(teacher, weight, t, chunk_mb=chunk_mb)}}[teacher_as]
     ce, kd = head_losses(h, weight, labels, kd_mask("attended", attention, labels), t, chunk_mb=chunk_mb, **given)
     (ce + 0.5 * kd).backward()
     torch.testing.assert_close(ce, ce_ref, rtol=1e-5, atol=1e-6)
@@ -60,3 +62,13 @@ def test_padding_and_unsupervised_positions_get_no_gradient_from_the_ce():
     predicts = torch.zeros_like(labels, dtype=torch.bool)
     predicts[:, :-1] = labels[:, 1:] != IGNORE
     assert bool((h.grad[~predicts] == 0).all()) and bool((h.grad[predicts].abs().sum(-1) > 0).all())
+
+
+def test_moments_are_the_expected_head_row_and_the_negative_entropy():
+    _, teacher, weight, _, _ = case(2)
+    t = 2.0
+    p = F.softmax((teacher @ weight.T) / t, dim=-1)
+    moments = teacher_moments(teacher, weight, t, chunk_mb=300 * 4 * 5 / 2**20)  # chunks of 5 positions
+    assert moments.shape == (*teacher.shape[:-1], teacher.shape[-1] + 1)
+    torch.testing.assert_close(moments[..., :-1], p @ weight, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(moments[..., -1], (p * p.log()).sum(-1), rtol=1e-5, atol=1e-6)

@@ -15,6 +15,15 @@ stored gradients, which have the hidden size per position, not the vocabulary's.
 "fused linear cross-entropy" idea of Liger-Kernel (Hsu et al., 2024, arXiv:2410.10989), here
 written in plain torch and extended to the tempered KL.
 
+The teacher's side can also be given by its *moments* (:func:`teacher_moments`): per position
+the expected head row ``m = W^T p_T`` under its tempered distribution ``p_T`` and its negative
+entropy ``c = sum p_T log p_T``, hidden size + 1 numbers instead of the vocabulary's. Because
+the head ``W`` is shared and frozen, they are all the KL needs: with ``z = W h`` the student's
+logits, ``KL(p_T || softmax(z / T)) = c - (h . m) / T + logsumexp(z / T)`` and its gradient
+with respect to ``h`` is ``(W^T softmax(z / T) - m) / T``. So a step runs no teacher head, as
+with cached log-probabilities, from a cache the size of the hidden-state one. The identity is
+exact; the sums run in another order (float rounding).
+
 Values and gradients equal :func:`tsr.cl.losses.masked_ce` and
 :func:`tsr.cl.losses.kd_kl_from_log_probs` on full logits up to float rounding (sums in another
 order; a test pins the tolerance). The head must be frozen (no LoRA on it, no gradient for
@@ -33,7 +42,8 @@ CHUNK_MB = 64.0  # float32 logits per chunk of positions
 
 class _HeadLosses(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, hidden, weight, labels, kd_positions, teacher_hidden, teacher_log_probs, temperature, chunk):
+    def forward(ctx, hidden, weight, labels, kd_positions, teacher_hidden, teacher_log_probs, teacher_moments,
+                temperature, chunk):
         b, length, width = hidden.shape
         flat = hidden.reshape(-1, width)
         targets = torch.full((b, length), IGNORE, dtype=torch.long, device=hidden.device)
@@ -49,6 +59,7 @@ class _HeadLosses(torch.autograd.Function):
         t = float(temperature)
         t_flat = teacher_hidden.reshape(-1, width) if teacher_hidden is not None else None
         lp_flat = teacher_log_probs.reshape(b * length, -1) if teacher_log_probs is not None else None
+        mo_flat = teacher_moments.reshape(b * length, -1) if teacher_moments is not None else None
         for start in range(0, len(rows), chunk):
             idx = rows[start:start + chunk]
             z = (flat[idx] @ weight.T).float()
@@ -60,7 +71,14 @@ class _HeadLosses(torch.autograd.Function):
                 g = log_p.exp()
                 g[torch.arange(len(tc), device=g.device), tc] -= 1.0
                 grad_ce[idx[is_ce]] = (g.to(weight.dtype) @ weight).to(flat.dtype)  # the supervised rows only
-            if bool(is_kd.any()):
+            if bool(is_kd.any()) and mo_flat is not None:
+                zk, moments = z[is_kd] / t, mo_flat[idx][is_kd]
+                m, c = moments[:, :width], moments[:, width]
+                h_kd = flat[idx][is_kd].float()
+                kd_sum += (c - (h_kd * m).sum(-1) / t + torch.logsumexp(zk, dim=-1)).sum()
+                back = F.softmax(zk, dim=-1).to(weight.dtype) @ weight
+                grad_kd[idx[is_kd]] = ((back.float() - m) / t).to(flat.dtype)
+            elif bool(is_kd.any()):
                 zk = z[is_kd]
                 log_s = F.log_softmax(zk / t, dim=-1)
                 if t_flat is not None:
@@ -82,21 +100,43 @@ class _HeadLosses(torch.autograd.Function):
     def backward(ctx, grad_ce_out, grad_kd_out):
         grad_ce, grad_kd, n_ce, n_kd = ctx.saved_tensors
         grad = grad_ce * (grad_ce_out / n_ce) + grad_kd * (grad_kd_out * ctx.t2 / n_kd)
-        return grad.reshape(ctx.shape), None, None, None, None, None, None, None
+        return grad.reshape(ctx.shape), None, None, None, None, None, None, None, None
+
+
+def teacher_moments(hidden: torch.Tensor, weight: torch.Tensor, temperature: float,
+                    chunk_mb: float = CHUNK_MB) -> torch.Tensor:
+    """What :func:`head_losses` needs of a teacher at each position of ``hidden`` (..., H): float32
+    (..., H + 1), the expected head row ``W^T p_T`` in the first H columns and ``sum p_T log p_T``
+    in the last, where ``p_T = softmax(W h / T)``; computed in chunks of positions."""
+    width = hidden.shape[-1]
+    flat = hidden.reshape(-1, width)
+    out = torch.empty((flat.shape[0], width + 1), dtype=torch.float32, device=hidden.device)
+    chunk = max(1, int(chunk_mb * 2**20 // (weight.shape[0] * 4)))
+    t = float(temperature)
+    with torch.no_grad():
+        for start in range(0, flat.shape[0], chunk):
+            log_t = F.log_softmax((flat[start:start + chunk] @ weight.T).float() / t, dim=-1)
+            p_t = log_t.exp()
+            out[start:start + chunk, :width] = p_t @ weight.float()
+            out[start:start + chunk, width] = (p_t * log_t).sum(-1)
+    return out.reshape(*hidden.shape[:-1], width + 1)
 
 
 def head_losses(hidden: torch.Tensor, weight: torch.Tensor, labels: torch.Tensor, kd_positions: torch.Tensor,
                 temperature: float, teacher_hidden: torch.Tensor | None = None,
-                teacher_log_probs: torch.Tensor | None = None,
+                teacher_log_probs: torch.Tensor | None = None, teacher_moments: torch.Tensor | None = None,
                 chunk_mb: float = CHUNK_MB) -> tuple[torch.Tensor, torch.Tensor]:
     """``(ce, kd)``: the mean next-token cross-entropy over the supervised tokens of ``labels``,
     and ``T^2`` times the mean KL(teacher || student) at ``temperature`` over ``kd_positions``,
     for student last hidden states ``hidden`` (B, L, H; gradients flow to them) through the frozen
     head ``weight`` (V, H). The teacher is given by its last hidden states (through the same head)
-    or by its log-probabilities at ``temperature`` (B, L, V)."""
-    assert (teacher_hidden is None) != (teacher_log_probs is None), "give the teacher one way"
+    or by its log-probabilities at ``temperature`` (B, L, V) or by its moments at ``temperature``
+    (B, L, H + 1; :func:`teacher_moments`)."""
+    given = [x for x in (teacher_hidden, teacher_log_probs, teacher_moments) if x is not None]
+    assert len(given) == 1, "give the teacher one way"
     chunk = max(1, int(chunk_mb * 2**20 // (weight.shape[0] * 4)))
     return _HeadLosses.apply(hidden, weight.detach(), labels, kd_positions,
                              None if teacher_hidden is None else teacher_hidden.detach(),
                              None if teacher_log_probs is None else teacher_log_probs.detach(),
+                             None if teacher_moments is None else teacher_moments.detach(),
                              float(temperature), chunk)

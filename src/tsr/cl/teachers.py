@@ -1,6 +1,6 @@
 """Teacher logits: forward passes under frozen adapter states, optionally cached.
 
-Two modes give the same distillation target up to floating-point rounding:
+The modes give the same distillation target up to floating-point rounding:
 
 ``batch``
     The teacher runs on the training batch itself, as in the reference implementation.
@@ -19,6 +19,15 @@ Two modes give the same distillation target up to floating-point rounding:
     for one pass of the output head per step. A hit and a recomputation are still identical,
     so here too the budget changes speed, never results. It needs an output head without LoRA
     (the head is shared by every adapter state).
+``expected``
+    Cached like ``cached``, but what is kept per position is what the tempered KL over a shared
+    frozen head needs of the teacher (:func:`tsr.cl.fused_head.teacher_moments`): the expected
+    head row under its distribution and its negative entropy, hidden size + 1 float32 numbers.
+    A step then runs no teacher head (as with ``cached``) from a cache the size of ``hidden``'s.
+    Read by the fused head losses (``train.fused_head``); every other reader of a teacher (whole
+    logits or log-probabilities: the unfused path, ``kd_mask: answer``, the oracle teacher's
+    cross-entropies) gets them as ``cached`` keeps them, in the same budget. Needs a head
+    without LoRA.
 """
 
 from __future__ import annotations
@@ -34,8 +43,9 @@ from ..data.collate import Batch, Encoded, fit
 from ..errors import ConfigError
 from ..model.adapter import State
 from ..model.learner import Learner
+from .fused_head import teacher_moments
 
-TeacherMode = Literal["batch", "cached", "hidden"]
+TeacherMode = Literal["batch", "cached", "hidden", "expected"]
 
 
 def _size(value: torch.Tensor) -> int:
@@ -63,8 +73,8 @@ class Teachers:
         self.mode = mode
         self.budget = int(budget_mb * 2**20)
         self.chunk = int(chunk)
-        if mode == "hidden" and head_adapted(learner):
-            raise ConfigError("train.teacher: 'hidden' needs an output head without LoRA, and lora.targets "
+        if mode in ("hidden", "expected") and head_adapted(learner):
+            raise ConfigError(f"train.teacher: '{mode}' needs an output head without LoRA, and lora.targets "
                               "adapts it; use 'cached' or 'batch'")
         self._data: dict[Hashable, list[Encoded]] = {}
         self._cache: OrderedDict[tuple, torch.Tensor] = OrderedDict()
@@ -106,8 +116,9 @@ class Teachers:
     def head_input(self, ref: Hashable, state: State, batch: Batch, temperature: float) -> tuple[str, torch.Tensor]:
         """What the fused head losses (:mod:`tsr.cl.fused_head`) read of the teacher:
         ``("hidden", last hidden states)`` where the mode keeps them or recomputes per batch (the
-        head then runs inside the fused pass, chunk by chunk), else ``("log_probs", ...)`` as
-        :meth:`log_probs` gives them."""
+        head then runs inside the fused pass, chunk by chunk), ``("moments", ...)`` where it keeps
+        the teacher's moments (``expected``), else ``("log_probs", ...)`` as :meth:`log_probs` gives
+        them."""
         if self.mode == "batch" or not batch.keys:
             self.forwards += 1
             started = time.perf_counter()
@@ -115,18 +126,21 @@ class Teachers:
             self.seconds += time.perf_counter() - started
             return "hidden", hidden
         if self.mode == "hidden":
-            return "hidden", self._hidden_batch(ref, state, batch)
+            return "hidden", self._rows(ref, state, batch, "hidden", None)
+        if self.mode == "expected":
+            return "moments", self._rows(ref, state, batch, "moments", float(temperature))
         return "log_probs", self._assemble(ref, state, batch, float(temperature))
 
-    def _hidden_batch(self, ref: Hashable, state: State, batch: Batch) -> torch.Tensor:
-        """The cached last hidden states of the batch's examples, padded with zeros to its width
-        (zero hidden states give zero logits: the padding of ``cached``)."""
-        rows = [self._example(ref, state, key, None) for key in batch.keys]
-        hidden = torch.zeros((len(rows), batch.input_ids.shape[1], rows[0].shape[-1]), dtype=rows[0].dtype,
-                             device=self.learner.device)
+    def _rows(self, ref: Hashable, state: State, batch: Batch, kind: str, temperature: float | None) -> torch.Tensor:
+        """The cached rows of ``kind`` (last hidden states, or moments at ``temperature``) of the
+        batch's examples, padded with zeros to its width (zero hidden states give zero logits: the
+        padding of ``cached``; padded positions are never distilled)."""
+        rows = [self._example(ref, state, key, kind, temperature) for key in batch.keys]
+        out = torch.zeros((len(rows), batch.input_ids.shape[1], rows[0].shape[-1]), dtype=rows[0].dtype,
+                          device=self.learner.device)
         for i, row in enumerate(rows):
-            hidden[i, : row.shape[0]] = row
-        return hidden
+            out[i, : row.shape[0]] = row
+        return out
 
     def _assemble(self, ref: Hashable, state: State, batch: Batch, temperature: float | None) -> torch.Tensor:
         if self.mode == "batch" or not batch.keys:
@@ -136,13 +150,14 @@ class Teachers:
             self.seconds += time.perf_counter() - started
             return out if temperature is None else F.log_softmax(out / temperature, dim=-1)
         if self.mode == "hidden":
-            hidden = self._hidden_batch(ref, state, batch)
+            hidden = self._rows(ref, state, batch, "hidden", None)
             started = time.perf_counter()
             out = self.learner.head_logits(hidden)
             out = out if temperature is None else F.log_softmax(out / temperature, dim=-1)
             self.seconds += time.perf_counter() - started
             return out
-        rows = [self._example(ref, state, key, temperature) for key in batch.keys]
+        # cached, and expected's readers of whole distributions: per-example logits or log-probabilities
+        rows = [self._example(ref, state, key, "logits", temperature) for key in batch.keys]
         width, vocab = batch.input_ids.shape[1], rows[0].shape[-1]
         fill = 0.0 if temperature is None else _padding_log_prob(vocab, temperature)
         out = torch.full((len(rows), width, vocab), fill, dtype=torch.float32, device=self.learner.device)
@@ -150,9 +165,12 @@ class Teachers:
             out[i, : row.shape[0]] = row
         return out
 
-    def _example(self, ref: Hashable, state: State, key: Hashable, temperature: float | None) -> torch.Tensor:
+    def _example(self, ref: Hashable, state: State, key: Hashable, kind: str, temperature: float | None) -> torch.Tensor:
+        """One example's rows of ``kind``: ``logits`` (log-probabilities given a temperature),
+        ``hidden`` or ``moments`` (at ``temperature``), computed in the example's fixed chunk of
+        its dataset and cached with the chunk's other members."""
         data_id, index = key
-        cache_key = (ref, data_id, index, temperature)
+        cache_key = (ref, data_id, index, kind, temperature)
         hit = self._cache.get(cache_key)
         if hit is not None:
             self._cache.move_to_end(cache_key)
@@ -163,20 +181,23 @@ class Teachers:
         chunk_batch = self.learner.encoder.collate(encoded)
         self.forwards += 1
         started = time.perf_counter()
-        if self.mode == "hidden":
-            logits = self.learner.hidden_under(state, chunk_batch)
+        if kind == "hidden":
+            values = self.learner.hidden_under(state, chunk_batch)
+        elif kind == "moments":
+            values = teacher_moments(self.learner.hidden_under(state, chunk_batch), self.learner.head_weight.detach(),
+                                     temperature)
         else:
-            logits = self.learner.logits_under(state, chunk_batch)
-        if temperature is not None:
-            logits = F.log_softmax(logits / temperature, dim=-1)
+            values = self.learner.logits_under(state, chunk_batch)
+            if temperature is not None:
+                values = F.log_softmax(values / temperature, dim=-1)
         self.seconds += time.perf_counter() - started
         result = None
-        for row, i, enc in zip(logits, members, encoded):
+        for row, i, enc in zip(values, members, encoded):
             length = len(fit(enc, self.learner.encoder.max_length)[0])
             entry = row[:length].clone()
             if i == index:
                 result = entry
-            self._store((ref, data_id, i, temperature), entry)
+            self._store((ref, data_id, i, kind, temperature), entry)
         assert result is not None
         return result
 

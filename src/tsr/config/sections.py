@@ -88,10 +88,13 @@ class TrainConfig:
     grad_clip: float | None = None
     """clip the adapter's gradient norm to this value; null: no clipping (the paper's code does not
     clip)"""
-    teacher: Literal["auto", "cached", "hidden", "batch"] = "auto"
+    teacher: Literal["auto", "cached", "hidden", "expected", "batch"] = "auto"
     """distillation targets: `cached` (exact per-example cache of log-probabilities), `hidden`
-    (exact per-example cache of last hidden states, output head per step), `batch` (recomputed
-    per batch); `auto` = cached on CPU, hidden on GPUs"""
+    (exact per-example cache of last hidden states, output head per step), `expected` (exact
+    per-example cache of what the KL needs over a frozen head: the expected head row and the
+    negative entropy, hidden size + 1 per position, no teacher head per step; read by the fused
+    head only, other readers recompute per batch), `batch` (recomputed per batch); `auto` =
+    expected where the fused head runs, else cached on CPU, hidden on GPUs"""
     teacher_cache_mb: float = 2048.0
     """memory budget of the teacher cache (changes speed, never results)"""
     fused_head: bool | Literal["auto"] = added("auto")

@@ -173,7 +173,7 @@ def distilled(ctx: TaskContext, batch, ref: Hashable, state: State, kd: Distilla
     hidden = learner.student_hidden(batch)
     labels = batch.labels.to(learner.device)
     positions = kd_mask(mask, batch.attention_mask.to(learner.device), labels)
-    given = {"teacher_hidden": teacher} if kind == "hidden" else {"teacher_log_probs": teacher}
+    given = {f"teacher_{kind}": teacher}  # teacher_hidden, teacher_log_probs or teacher_moments
     ce, kd = head_losses(hidden, learner.head_weight, labels, positions, temperature, **given)
     return {"ce": ce, "kd": weight * kd}
 

@@ -9,6 +9,7 @@ and the run's Overall accuracy; then the ratios to ER. The issue's goal: TSR/ER 
 
     python bench/memory.py                          # three default runs (about 15 minutes on 2 cores)
     python bench/memory.py -- train.steps=300       # extra overrides after --
+    python bench/memory.py --fused -- model.path=smollm2-135m train.steps=12 stream.test_cap=8 model.threads=1
     python bench/memory.py --fused -- model.path=smollm2-135m stream.source=trace8 \
         stream.root=../shared/data/trace/LLM-CL-Benchmark_500 "stream.options={tasks: [C-STANCE, Py150]}" \
         stream.truncate=left train.steps=12 stream.budget=16 stream.replay_per_task=16 stream.test_cap=8
@@ -27,13 +28,15 @@ ARMS = {"ER": ["method.name=er"], "TSR (cached log-probs)": ["train.teacher=cach
         "TSR (cached hidden states)": ["train.teacher=hidden"]}
 FUSED_ARMS = {"ER": ["method.name=er"],
               "TSR (hidden states, full logits)": ["method.name=tsr", "train.teacher=hidden", "train.fused_head=false"],
-              "TSR (hidden states, fused head)": ["method.name=tsr", "train.teacher=hidden", "train.fused_head=true"]}
+              "TSR (hidden states, fused head)": ["method.name=tsr", "train.teacher=hidden", "train.fused_head=true"],
+              "TSR (moments, fused head)": ["method.name=tsr", "train.teacher=expected", "train.fused_head=true"]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--fused", action="store_true", help="instead: ER, and TSR with the hidden-state cache "
-                        "through full logits and through the fused head (train.fused_head), at the given shape")
+    parser.add_argument("--fused", action="store_true", help="instead: ER, TSR with the hidden-state cache "
+                        "through full logits and through the fused head (train.fused_head), and TSR with the "
+                        "teacher's moments (train.teacher=expected, fused head only), at the given shape")
     parser.add_argument("overrides", nargs="*", help="config overrides (after --)")
     args = parser.parse_args()
     rows = {}

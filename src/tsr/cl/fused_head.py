@@ -112,12 +112,12 @@ def teacher_moments(hidden: torch.Tensor, weight: torch.Tensor, temperature: flo
     flat = hidden.reshape(-1, width)
     out = torch.empty((flat.shape[0], width + 1), dtype=torch.float32, device=hidden.device)
     chunk = max(1, int(chunk_mb * 2**20 // (weight.shape[0] * 4)))
-    t = float(temperature)
+    t, w32 = float(temperature), weight.detach().float()  # one float32 copy where the head is bf16
     with torch.no_grad():
         for start in range(0, flat.shape[0], chunk):
             log_t = F.log_softmax((flat[start:start + chunk] @ weight.T).float() / t, dim=-1)
             p_t = log_t.exp()
-            out[start:start + chunk, :width] = p_t @ weight.float()
+            out[start:start + chunk, :width] = p_t @ w32
             out[start:start + chunk, width] = (p_t * log_t).sum(-1)
     return out.reshape(*hidden.shape[:-1], width + 1)
 

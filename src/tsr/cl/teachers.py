@@ -165,7 +165,8 @@ class Teachers:
             out[i, : row.shape[0]] = row
         return out
 
-    def _example(self, ref: Hashable, state: State, key: Hashable, kind: str, temperature: float | None) -> torch.Tensor:
+    def _example(self, ref: Hashable, state: State, key: Hashable, kind: str,
+                 temperature: float | None) -> torch.Tensor:
         """One example's rows of ``kind``: ``logits`` (log-probabilities given a temperature),
         ``hidden`` or ``moments`` (at ``temperature``), computed in the example's fixed chunk of
         its dataset and cached with the chunk's other members."""

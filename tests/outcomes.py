@@ -18,6 +18,14 @@ def same_adapter(a, b):
     return a.keys() == b.keys() and all(bool((a[k] == b[k]).all()) for k in a)
 
 
+def teacher_forwards(outcome) -> int:
+    """The teacher forwards a run counted (its last task's end: the count runs over the run)."""
+    import json
+
+    events = [json.loads(line) for line in (outcome.run.path / "progress.jsonl").read_text().splitlines()]
+    return max(e.get("teacher_forwards", 0) for e in events if e["event"] == "task_end")
+
+
 def made_elsewhere(run) -> None:
     """Rewrite a finished run's ``run.json`` as if another kind of processor had made it (any
     instruction set but this machine's), for the reports that name runs of mixed machines."""

@@ -9,12 +9,7 @@ import pytest
 from tsr.engine.run import execute
 
 from conftest import run_interrupted
-from outcomes import final_adapter, matrices, same_adapter
-
-
-def teacher_forwards(outcome):
-    events = [json.loads(line) for line in (outcome.run.path / "progress.jsonl").read_text().splitlines()]
-    return max(e.get("teacher_forwards", 0) for e in events if e["event"] == "task_end")
+from outcomes import final_adapter, matrices, same_adapter, teacher_forwards
 
 
 def test_er_with_alpha_zero_equals_seqft(make_config):

@@ -10,7 +10,8 @@ import json
 
 import pytest
 
-from tsr.engine.loop import teacher_auto
+from outcomes import teacher_forwards
+from tsr.cl.teachers import auto_mode
 from tsr.engine.run import execute
 from tsr.model.learner import FUSED_VOCABULARY, build_learner, fuses_head
 
@@ -19,32 +20,6 @@ pytestmark = pytest.mark.slow
 
 def steps(outcome) -> list[dict]:
     return [e for e in map(json.loads, (outcome.run.path / "progress.jsonl").open()) if e["event"] == "steps"]
-
-
-@pytest.mark.parametrize("method", ["tsr", "lwf"])
-def test_fused_and_full_logits_runs_agree_step_by_step(make_config, method):
-    common = [f"method.name={method}", "log.every=1", "stream.order=[parity,vowel]", "train.teacher=hidden"]
-    full = execute(make_config(*common, "train.fused_head=false", "name=full"))
-    fused = execute(make_config(*common, "train.fused_head=true", "name=fused"))
-    a, b = steps(full), steps(fused)
-    assert len(a) == len(b) == 16 and any(e.get("kd", 0) > 0 for e in a)
-    for x, y in zip(a, b):
-        assert x.keys() == y.keys()
-        for term in ("ce", "kd", "loss"):
-            if term in x:
-                assert y[term] == pytest.approx(x[term], rel=2e-4, abs=1e-6), (term, x["step"], x["task"])
-    assert fused.results.acc == full.results.acc
-    for row_a, row_b in zip(full.results.loss, fused.results.loss):
-        assert [v is None for v in row_b] == [v is None for v in row_a]
-        assert [v for v in row_b if v is not None] == pytest.approx([v for v in row_a if v is not None], rel=1e-4)
-
-
-def test_auto_fuses_a_large_vocabulary_only(make_config):
-    learner = build_learner(make_config())
-    assert learner.vocab_size < FUSED_VOCABULARY and not learner.fused_head  # auto on the tiny model
-    assert fuses_head(learner.model, True) and not fuses_head(learner.model, False)
-    assert teacher_auto(learner) == "cached"  # a CPU, no fused head: the log-probability cache
-    assert teacher_auto(build_learner(make_config("train.fused_head=true"))) == "expected"
 
 
 def agree(a: list[dict], b: list[dict], tolerance: float) -> None:
@@ -56,9 +31,26 @@ def agree(a: list[dict], b: list[dict], tolerance: float) -> None:
                 assert y[term] == pytest.approx(x[term], rel=2e-4, abs=tolerance), (term, x["step"], x["task"])
 
 
-def teacher_forwards(outcome) -> int:
-    return max(e.get("teacher_forwards", 0) for e in map(json.loads, (outcome.run.path / "progress.jsonl").open())
-               if e["event"] == "task_end")
+@pytest.mark.parametrize("method", ["tsr", "lwf"])
+def test_fused_and_full_logits_runs_agree_step_by_step(make_config, method):
+    common = [f"method.name={method}", "log.every=1", "stream.order=[parity,vowel]", "train.teacher=hidden"]
+    full = execute(make_config(*common, "train.fused_head=false", "name=full"))
+    fused = execute(make_config(*common, "train.fused_head=true", "name=fused"))
+    a, b = steps(full), steps(fused)
+    assert len(a) == 16
+    agree(a, b, tolerance=1e-6)
+    assert fused.results.acc == full.results.acc
+    for row_a, row_b in zip(full.results.loss, fused.results.loss):
+        assert [v is None for v in row_b] == [v is None for v in row_a]
+        assert [v for v in row_b if v is not None] == pytest.approx([v for v in row_a if v is not None], rel=1e-4)
+
+
+def test_auto_fuses_a_large_vocabulary_only(make_config):
+    learner = build_learner(make_config())
+    assert learner.vocab_size < FUSED_VOCABULARY and not learner.fused_head  # auto on the tiny model
+    assert fuses_head(learner.model, True) and not fuses_head(learner.model, False)
+    assert auto_mode(learner) == "cached"  # a CPU, no fused head: the log-probability cache
+    assert auto_mode(build_learner(make_config("train.fused_head=true"))) == "expected"
 
 
 @pytest.mark.parametrize("method", ["tsr", "lwf"])

@@ -58,6 +58,16 @@ def head_adapted(learner: Learner) -> bool:
     return head is not None and any("lora_" in name for name, _ in head.named_parameters())
 
 
+def auto_mode(learner: Learner) -> TeacherMode:
+    """``train.teacher: auto``: the teacher's moments where distillation runs through the fused
+    head (no teacher head per step, a cache of hidden size per position), else cached
+    log-probabilities on a CPU and, on an accelerator, hidden states (or the batch's own teacher
+    forward where the head carries LoRA)."""
+    if learner.fused_head:
+        return "expected"
+    return "cached" if learner.device.type == "cpu" else "batch" if head_adapted(learner) else "hidden"
+
+
 def _padding_log_prob(vocab: int, temperature: float) -> float:
     """log_softmax(0 / T) at every entry of a row of ``vocab`` zero logits."""
     return float(F.log_softmax(torch.zeros(1, vocab) / temperature, dim=-1)[0, 0])

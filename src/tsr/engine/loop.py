@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Protocol, Sequence
 import torch
 
 from ..cl.memory import TaskMemory, TaskRecord, save_record
-from ..cl.teachers import Teachers, head_adapted
+from ..cl.teachers import Teachers, auto_mode
 from ..config import RunConfig, TrainConfig
 from ..data.collate import Encoded
 from ..data.example import Example, Stream, Task
@@ -324,16 +324,6 @@ class Within:
             self.board.restart(t)
 
 
-def teacher_auto(learner) -> str:
-    """``train.teacher: auto``: the teacher's moments where distillation runs through the fused
-    head (no teacher head per step, a cache of hidden size per position), else cached
-    log-probabilities on a CPU and, on an accelerator, hidden states (or the batch's own teacher
-    forward where the head carries LoRA)."""
-    if learner.fused_head:
-        return "expected"
-    return "cached" if learner.device.type == "cpu" else "batch" if head_adapted(learner) else "hidden"
-
-
 def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results, run: RunDir,
                report: Reporter | None = None, progress: TaskProgress | None = None) -> Results:
     """Train through the tasks not yet in ``results``; checkpoint after each one, and within a
@@ -343,7 +333,7 @@ def run_stream(plan: Plan, method: Method, memory: TaskMemory, results: Results,
     cfg, learner, stream = plan.cfg, plan.learner, plan.stream
     mode = cfg.train.teacher
     if mode == "auto":
-        mode = teacher_auto(learner)
+        mode = auto_mode(learner)
     teachers = Teachers(learner, mode, cfg.train.teacher_cache_mb)
     within = progress.step if progress is not None and progress.task == results.completed else 0
     board = scalar_logs(cfg, run.path, results.completed, within, stream.name)
